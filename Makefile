@@ -1,0 +1,36 @@
+# orch build targets. `make build` needs only Go; `make test` runs the whole
+# suite (as root, see scripts/test.sh); `make bench` runs the benchmarks
+# recorded in docs/benchmarks.md.
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)
+COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+PKG       := github.com/orch/orch/internal/version
+LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X $(PKG).BuildDate=$(DATE)
+BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+OUT       ?= bin
+
+.PHONY: build test unit cross bench kubectl clean
+
+build:
+	$(BUILD) -o $(OUT)/orch .
+
+test:
+	./scripts/test.sh
+
+unit:
+	$(GO) test -short ./...
+
+cross:
+	GOOS=linux GOARCH=amd64 $(BUILD) -o $(OUT)/orch-linux-amd64 .
+	GOOS=linux GOARCH=arm64 $(BUILD) -o $(OUT)/orch-linux-arm64 .
+	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o $(OUT)/orch-linux-arm .
+
+bench:
+	./bench/run.sh
+
+kubectl:
+	./scripts/build-kubectl.sh
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# `make bench`: measures orch against the baseline (kube-apiserver v1.37.1 on
+# kine/SQLite, k3s's datastore) on this machine, loopback only.
+#
+# Env:
+#   ORCH_BIN        use this orch binary instead of building /work tree's main package
+#   BENCH_TARGETS   "orch baseline" (default), or just one of them
+#   BENCH_OUT       results directory (default bench/out): results.md, results.json, logs/
+#   ORCH_CACHE_DIR  cache root for the baseline binaries (default /var/cache/orch)
+#   BENCH_PROFILE=1 also take a Go CPU profile of orch (its --pprof-address, loopback)
+#                   during the largest create level: $BENCH_OUT/orch-cpu.pprof and
+#                   orch-cpu-top.txt (flat) / orch-cpu-cum.txt (cumulative)
+#   BENCH_PERF=1    the same with `perf record -g` instead: $BENCH_OUT/orch-perf.txt
+# Extra arguments go to `bench run` (e.g. --duration 5s --idle 10s --levels 1,16).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+targets="${BENCH_TARGETS:-orch baseline}"
+out="${BENCH_OUT:-$root/bench/out}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/orch-bench.XXXXXX")"
+bench_pid=""
+
+cleanup() {
+  local rc=$?
+  if [[ -n "$bench_pid" ]] && kill -0 "$bench_pid" 2>/dev/null; then
+    # bench stops its servers on SIGTERM; the kernel kills them if it dies (Pdeathsig).
+    kill -TERM "$bench_pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$bench_pid" 2>/dev/null || break; sleep 1; done
+    kill -KILL "$bench_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log() { echo "bench/run: $*" >&2; }
+
+machine() {
+  local disk fs
+  fs="$(df -PT "$work" | awk 'NR==2 {print $2" on "$1}')"
+  disk="$(lsblk -dno NAME,ROTA,SIZE 2>/dev/null | awk '{printf "%s%s(%s, %s) ", sep, $1, ($2=="1"?"rotational":"non-rotational"), $3}')"
+  printf '%s CPUs (%s), %s RAM, kernel %s, %s; disk %s; %s' \
+    "$(nproc)" "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)" \
+    "$(free -h | awk '/^Mem:/ {print $2}')" "$(uname -r)" "$(go env GOVERSION)" "$fs" "$disk"
+}
+
+start=$SECONDS
+declare -A bin
+while IFS='=' read -r k v; do bin[$k]="$v"; done < <("$root/bench/build.sh")
+log "baseline binaries and bench tool ready in $((SECONDS - start)) s"
+
+args=(--work-dir "$work")
+if [[ " $targets " == *" orch "* ]]; then
+  orch="${ORCH_BIN:-}"
+  if [[ -z "$orch" ]]; then
+    orch="$work/orch"
+    log "building orch"
+    (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$orch" .)
+  fi
+  args+=(--orch "$orch")
+fi
+if [[ " $targets " == *" baseline "* ]]; then
+  args+=(--kube-apiserver "${bin[KUBE_APISERVER]}" --kine "${bin[KINE]}")
+fi
+
+mkdir -p "$out/logs"
+rm -f "$out"/logs/*.log "$out"/orch.perf.data "$out"/orch-perf*.txt "$out"/orch-cpu*
+if [[ "${BENCH_PROFILE:-0}" == 1 && -n "${orch:-}" ]]; then
+  args+=(--pprof-out "$out/orch-cpu.pprof")
+fi
+if [[ "${BENCH_PERF:-0}" == 1 && -n "${orch:-}" ]]; then
+  args+=(--perf-out "$out/orch.perf.data")
+fi
+"${bin[BENCH]}" run "${args[@]}" \
+  --machine "$(machine)" \
+  --out-json "$out/results.json" --out-md "$out/results.md" --keep-logs "$out/logs" \
+  "$@" &
+bench_pid=$!
+wait "$bench_pid"
+bench_pid=""
+if [[ -s "$out/orch-cpu.pprof" ]]; then
+  go tool pprof -top -nodecount=45 "$orch" "$out/orch-cpu.pprof" > "$out/orch-cpu-top.txt" 2>&1 || true
+  go tool pprof -top -cum -nodecount=60 "$orch" "$out/orch-cpu.pprof" > "$out/orch-cpu-cum.txt" 2>&1 || true
+  log "CPU profile: $out/orch-cpu-top.txt, $out/orch-cpu-cum.txt"
+fi
+if [[ -s "$out/orch.perf.data" ]]; then
+  perf report -i "$out/orch.perf.data" --stdio --no-children --percent-limit 0.7 \
+    --sort symbol 2>/dev/null | grep -v '^$' | head -120 > "$out/orch-perf.txt" || true
+  perf report -i "$out/orch.perf.data" --stdio --children --percent-limit 3 \
+    --sort symbol -g none 2>/dev/null | grep -v '^$' | head -80 > "$out/orch-perf-children.txt" || true
+  log "CPU profile: $out/orch-perf.txt, $out/orch-perf-children.txt"
+fi
+log "results: $out/results.md (and results.json, logs/)"

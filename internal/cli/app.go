@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/orch/orch/internal/version"
+)
+
+// DefaultConfigPath is where orch looks for its config file.
+const DefaultConfigPath = "/etc/orch/config.yaml"
+
+// NewApp returns the orch command line. ctx is cancelled on SIGINT/SIGTERM by main.
+func NewApp(ctx context.Context) *ucli.App {
+	return &ucli.App{
+		Name:    "orch",
+		Usage:   "a small Kubernetes-compatible cluster in one binary",
+		Version: version.Version,
+		Commands: []*ucli.Command{
+			serverCommand(ctx),
+			versionCommand(),
+		},
+		HideVersion: true,
+	}
+}
+
+func versionCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "version",
+		Usage: "print the orch version",
+		Action: func(c *ucli.Context) error {
+			_, err := fmt.Fprintln(c.App.Writer, version.String())
+			return err
+		},
+	}
+}
+
+// envVars returns the environment variable that also sets a flag: ORCH_<NAME>.
+func envVars(name string) []string {
+	return []string{"ORCH_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))}
+}
+
+func configFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: DefaultConfigPath,
+		EnvVars: envVars("config"), Usage: "YAML config file; keys are flag names"}
+}
+
+func debugFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "debug", EnvVars: envVars("debug"), Usage: "debug logging"}
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	ucli "github.com/urfave/cli/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// applyConfigFile reads the YAML config file named by --config and sets every
+// flag that was not given on the command line or in the environment. Keys are
+// flag names; list flags take YAML lists. A missing file is fine when the
+// path is the default; a missing explicit file, an unknown key or a value of
+// the wrong type is an error naming the file and key.
+func applyConfigFile(c *ucli.Context, defaultPath string) error {
+	path := c.String("config")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !c.IsSet("config") && path == defaultPath {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading config file: %w", err)
+	}
+	values := map[string]interface{}{}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	known := map[string]bool{}
+	for _, name := range c.FlagNames() {
+		known[name] = true
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if !known[key] || key == "config" {
+			return fmt.Errorf("config file %s: unknown key %q (keys are flag names of `orch %s`)", path, key, c.Command.Name)
+		}
+		if c.IsSet(key) {
+			continue // command line and environment win over the file
+		}
+		if err := setFromFile(c, key, values[key]); err != nil {
+			return fmt.Errorf("config file %s: key %q: %w", path, key, err)
+		}
+	}
+	return nil
+}
+
+func setFromFile(c *ucli.Context, key string, v interface{}) error {
+	switch val := v.(type) {
+	case []interface{}:
+		for _, item := range val {
+			if err := c.Set(key, fmt.Sprint(item)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]interface{}:
+		return fmt.Errorf("a map is not a flag value")
+	case nil:
+		return nil
+	case float64:
+		if val == float64(int64(val)) {
+			return c.Set(key, fmt.Sprintf("%d", int64(val)))
+		}
+		return c.Set(key, fmt.Sprint(val))
+	default:
+		return c.Set(key, fmt.Sprint(val))
+	}
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/orch/orch/internal/logging"
+	"github.com/orch/orch/server"
+)
+
+func serverFlags() []ucli.Flag {
+	s := func(name, value, usage string, aliases ...string) ucli.Flag {
+		return &ucli.StringFlag{Name: name, Value: value, Usage: usage, Aliases: aliases, EnvVars: envVars(name)}
+	}
+	i := func(name string, value int, usage string) ucli.Flag {
+		return &ucli.IntFlag{Name: name, Value: value, Usage: usage, EnvVars: envVars(name)}
+	}
+	return []ucli.Flag{
+		configFlag(), debugFlag(),
+		s("data-dir", "/var/lib/orch", "folder for state", "d"),
+		s("bind-address", "0.0.0.0", "address the API server listens on"),
+		i("https-listen-port", 6443, "API server port"),
+		s("advertise-address", "", "address other nodes use to reach this server (default: bind address or default-route address)"),
+		&ucli.StringSliceFlag{Name: "tls-san", EnvVars: envVars("tls-san"), Usage: "extra host names or IPs in the serving certificate"},
+		s("write-kubeconfig", "/etc/orch/orch.yaml", "where the admin kubeconfig is written", "o"),
+		s("write-kubeconfig-mode", "0600", "file mode of the written kubeconfig (octal)"),
+		s("token", "", "shared secret nodes use to join (generated when empty)", "t"),
+		s("cluster-cidr", "10.42.0.0/16", "pod network"),
+		s("service-cidr", "10.43.0.0/16", "service ClusterIP range"),
+		s("service-node-port-range", "30000-32767", "NodePort range"),
+		s("cluster-dns", "10.43.0.10", "cluster DNS service IP"),
+		s("cluster-domain", "cluster.local", "cluster DNS domain"),
+		&ucli.BoolFlag{Name: "disable-agent", EnvVars: envVars("disable-agent"), Usage: "do not run an agent for this server's own node"},
+		i("raft-port", 6444, "port of the datastore's Raft transport (mutual TLS)"),
+		i("default-watch-cache-size", 1000, "events kept for watch resume; older resourceVersions get 410 Gone"),
+		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
+			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
+	}
+}
+
+func serverCommand(ctx context.Context) *ucli.Command {
+	return &ucli.Command{
+		Name:   "server",
+		Usage:  "run the control plane: API server, datastore, scheduler and controllers",
+		Flags:  serverFlags(),
+		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
+		Action: func(c *ucli.Context) error {
+			cfg, err := serverConfig(c)
+			if err != nil {
+				return err
+			}
+			log := logging.New(cfg.Debug)
+			defer func() { _ = log.Sync() }()
+			return server.Run(ctx, cfg, log)
+		},
+	}
+}
+
+func serverConfig(c *ucli.Context) (server.Config, error) {
+	mode, err := strconv.ParseUint(c.String("write-kubeconfig-mode"), 8, 32)
+	if err != nil {
+		return server.Config{}, fmt.Errorf("--write-kubeconfig-mode %q is not an octal file mode", c.String("write-kubeconfig-mode"))
+	}
+	return server.Config{
+		DataDir:               c.String("data-dir"),
+		BindAddress:           c.String("bind-address"),
+		HTTPSListenPort:       c.Int("https-listen-port"),
+		AdvertiseAddress:      c.String("advertise-address"),
+		TLSSANs:               c.StringSlice("tls-san"),
+		WriteKubeconfig:       c.String("write-kubeconfig"),
+		WriteKubeconfigMode:   os.FileMode(mode),
+		Token:                 c.String("token"),
+		ClusterCIDR:           c.String("cluster-cidr"),
+		ServiceCIDR:           c.String("service-cidr"),
+		ServiceNodePortRange:  c.String("service-node-port-range"),
+		ClusterDNS:            c.String("cluster-dns"),
+		ClusterDomain:         c.String("cluster-domain"),
+		DisableAgent:          c.Bool("disable-agent"),
+		RaftPort:              c.Int("raft-port"),
+		DefaultWatchCacheSize: c.Int("default-watch-cache-size"),
+		PprofAddress:          c.String("pprof-address"),
+		Debug:                 c.Bool("debug"),
+	}, nil
+}

@@ -1,0 +1,169 @@
+package pki
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// Join tokens look like k3s's: K10<sha256 hex of the CA PEM>::server:<secret>.
+// The hash lets a joining host pin the CA before it trusts the server.
+const (
+	TokenPrefix   = "K10"
+	tokenUser     = "server"
+	tokenFileMode = 0o600
+	caHashLen     = 64
+)
+
+var (
+	// ErrInvalidToken means a token is malformed.
+	ErrInvalidToken = errors.New("invalid join token")
+	// ErrTokenCAMismatch means a full token pins a different cluster CA.
+	ErrTokenCAMismatch = errors.New("join token does not match the cluster CA")
+)
+
+// CAHash returns the hex SHA-256 of the CA certificate PEM, as pinned in
+// join tokens.
+func CAHash(caPEM []byte) string {
+	sum := sha256.Sum256(caPEM)
+	return hex.EncodeToString(sum[:])
+}
+
+// FormatToken builds a full token from a CA hash and a secret.
+func FormatToken(caHash, secret string) string {
+	return TokenPrefix + caHash + "::" + tokenUser + ":" + secret
+}
+
+// ParseToken splits a join token. A full token gives its CA hash and
+// secret; a bare secret (no K10 prefix) gives an empty caHash, meaning the
+// CA is not pinned. Surrounding whitespace is ignored.
+func ParseToken(s string) (caHash, secret string, err error) {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, TokenPrefix) {
+		if err := checkSecret(s); err != nil {
+			return "", "", err
+		}
+		return "", s, nil
+	}
+	hash, creds, ok := strings.Cut(strings.TrimPrefix(s, TokenPrefix), "::")
+	if !ok {
+		return "", "", fmt.Errorf("%w: full token lacks the \"::\" after the CA hash", ErrInvalidToken)
+	}
+	if len(hash) != caHashLen || !isLowerHex(hash) {
+		return "", "", fmt.Errorf("%w: CA hash must be %d lower-case hex digits", ErrInvalidToken, caHashLen)
+	}
+	user, secret, ok := strings.Cut(creds, ":")
+	if !ok || user != tokenUser {
+		return "", "", fmt.Errorf("%w: credentials after the CA hash must be %q", ErrInvalidToken, tokenUser+":<secret>")
+	}
+	if err := checkSecret(secret); err != nil {
+		return "", "", err
+	}
+	return hash, secret, nil
+}
+
+func checkSecret(s string) error {
+	if s == "" {
+		return fmt.Errorf("%w: empty secret", ErrInvalidToken)
+	}
+	for _, r := range s {
+		if r <= ' ' || r > '~' {
+			return fmt.Errorf("%w: secret must be printable ASCII without spaces", ErrInvalidToken)
+		}
+	}
+	return nil
+}
+
+func isLowerHex(s string) bool {
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// SecretsEqual compares two token secrets in constant time.
+func SecretsEqual(a, b string) bool {
+	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
+}
+
+// LoadOrCreateToken returns the full join token kept in path
+// (<data-dir>/server/token). With given == "" the stored token is reused or,
+// on first start, a random one is created. Otherwise given (a bare secret or
+// a full token, whose CA hash must match caPEM) becomes the token. The file
+// is written with mode 0600 when its content changes. log may be nil.
+func LoadOrCreateToken(path string, caPEM []byte, given string, log *zap.Logger) (string, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	hash := CAHash(caPEM)
+	secret, source, err := tokenSecret(path, hash, given)
+	if err != nil {
+		return "", err
+	}
+	token := FormatToken(hash, secret)
+	old, err := readOptional(path)
+	if err != nil {
+		return "", err
+	}
+	if bytes.Equal(bytes.TrimSpace(old), []byte(token)) {
+		return token, nil
+	}
+	if err := ensureParentDir(path); err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(path, []byte(token+"\n"), tokenFileMode); err != nil {
+		return "", fmt.Errorf("write join token: %w", err)
+	}
+	log.Info("wrote join token", zap.String("path", path), zap.String("source", source))
+	return token, nil
+}
+
+// tokenSecret picks the secret: the given one, the stored one or a new one.
+func tokenSecret(path, hash, given string) (secret, source string, err error) {
+	if given != "" {
+		h, s, err := ParseToken(given)
+		if err != nil {
+			return "", "", fmt.Errorf("--token: %w", err)
+		}
+		if h != "" && h != hash {
+			return "", "", fmt.Errorf("--token: %w", ErrTokenCAMismatch)
+		}
+		return s, "flag", nil
+	}
+	old, err := readOptional(path)
+	if err != nil {
+		return "", "", err
+	}
+	if old != nil {
+		_, s, err := ParseToken(string(old))
+		if err != nil {
+			return "", "", fmt.Errorf("token file %s: %w", path, err)
+		}
+		return s, "file", nil
+	}
+	buf := make([]byte, 16)
+	if _, err := rand.Read(buf); err != nil {
+		return "", "", fmt.Errorf("generate token secret: %w", err)
+	}
+	return hex.EncodeToString(buf), "generated", nil
+}
+
+func ensureParentDir(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	return ensurePrivateDir(dir)
+}

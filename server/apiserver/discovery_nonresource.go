@@ -1,0 +1,46 @@
+package apiserver
+
+import (
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// serveNonResource serves the paths that are not resource requests:
+// discovery (/api, /apis, ...), /version, /healthz, /livez, /readyz and the
+// OpenAPI documents. It returns false for any other path.
+func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	var h func(http.ResponseWriter, *http.Request) error
+	switch {
+	case p == "/version":
+		h = s.serveVersion
+	case p == "/healthz" || p == "/livez" || p == "/readyz" ||
+		strings.HasPrefix(p, "/healthz/") || strings.HasPrefix(p, "/livez/") || strings.HasPrefix(p, "/readyz/"):
+		h = s.serveHealth
+	case p == "/openapi/v2" || p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/v3/"):
+		h = s.serveOpenAPI
+	case p == "/api" || p == "/apis" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/"):
+		h = s.serveDiscovery
+	default:
+		return false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.writeError(w, r, methodNotAllowed(r.Method, p))
+		return true
+	}
+	if err := h(w, r); err != nil {
+		s.writeError(w, r, err)
+	}
+	return true
+}
+
+func methodNotAllowed(method, path string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed,
+		Reason:  metav1.StatusReasonMethodNotAllowed,
+		Message: "the server does not allow method " + method + " on path " + path + "; only GET is supported",
+	}}
+}

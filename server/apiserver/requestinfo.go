@@ -1,0 +1,129 @@
+package apiserver
+
+import (
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orch/orch/server/auth"
+)
+
+// requestInfo is what a request path and method say, like kube-apiserver's
+// request.RequestInfo.
+type requestInfo struct {
+	IsResource  bool
+	Path        string
+	Verb        string
+	APIPrefix   string // "api" or "apis"
+	APIGroup    string
+	APIVersion  string
+	Namespace   string
+	Resource    string
+	Subresource string
+	Name        string
+	// extraParts is set when the path has more segments than
+	// resource/name/subresource: such paths are not served.
+	extraParts bool
+}
+
+// namespaceSubresources are the subresources of a namespace object, which
+// must not be read as "a resource inside the namespace".
+var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+
+var methodVerbs = map[string]string{
+	http.MethodGet: "get", http.MethodHead: "get", http.MethodPost: "create",
+	http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete",
+}
+
+// parseRequestInfo splits a request into the parts authorization and
+// routing need. Paths that are not /api/<v>/... or /apis/<g>/<v>/... resource
+// paths are non-resource requests with the lower-case method as verb.
+func parseRequestInfo(r *http.Request) *requestInfo {
+	info := &requestInfo{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+	parts := splitPath(r.URL.Path)
+	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
+		return info
+	}
+	info.APIPrefix, parts = parts[0], parts[1:]
+	if info.APIPrefix == "apis" {
+		info.APIGroup, parts = parts[0], parts[1:]
+		if len(parts) < 2 {
+			info.APIGroup = ""
+			return info
+		}
+	}
+	info.APIVersion, parts = parts[0], parts[1:]
+	verb, ok := methodVerbs[r.Method]
+	if !ok {
+		verb = strings.ToLower(r.Method)
+	}
+	watchPath := false
+	if parts[0] == "watch" {
+		parts, watchPath = parts[1:], true
+		if len(parts) == 0 {
+			return &requestInfo{Path: info.Path, Verb: info.Verb}
+		}
+	}
+	info.IsResource, info.Verb = true, verb
+	if parts[0] == "namespaces" && len(parts) > 1 {
+		info.Namespace = parts[1]
+		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
+			parts = parts[2:]
+		}
+	}
+	info.Resource = parts[0]
+	if len(parts) > 1 {
+		info.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		info.Subresource = parts[2]
+	}
+	info.extraParts = len(parts) > 3
+	info.Verb = refineVerb(info, r, watchPath)
+	return info
+}
+
+func refineVerb(info *requestInfo, r *http.Request, watchPath bool) string {
+	verb := info.Verb
+	if info.Name == "" {
+		switch verb {
+		case "get":
+			verb = "list"
+		case "delete":
+			verb = "deletecollection"
+		}
+	}
+	if verb == "get" || verb == "list" {
+		if watchPath || isTrue(r.URL.Query().Get("watch")) {
+			verb = "watch"
+		}
+	}
+	return verb
+}
+
+func isTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+func (i *requestInfo) groupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: i.APIGroup, Version: i.APIVersion, Resource: i.Resource}
+}
+
+// attributes turns the request into authorization attributes.
+func (i *requestInfo) attributes(u *auth.User) auth.Attributes {
+	if !i.IsResource {
+		return auth.Attributes{User: u, Verb: i.Verb, Path: i.Path}
+	}
+	return auth.Attributes{
+		User: u, Verb: i.Verb, Namespace: i.Namespace, APIGroup: i.APIGroup,
+		Resource: i.Resource, Subresource: i.Subresource, Name: i.Name,
+		Path: i.Path, IsResource: true,
+	}
+}

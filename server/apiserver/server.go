@@ -1,0 +1,97 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/registry"
+)
+
+// DefaultMaxRequestBodyBytes is the request body limit when Config leaves it 0.
+const DefaultMaxRequestBodyBytes = 3 << 20
+
+// Config holds what the API server needs.
+type Config struct {
+	Store               datastore.Store
+	Resources           []*registry.Resource
+	Scheme              *runtime.Scheme // nil = registry.NewScheme()
+	Authenticator       auth.Authenticator
+	Authorizer          auth.Authorizer
+	Logger              *zap.Logger
+	MaxRequestBodyBytes int64        // 0 = DefaultMaxRequestBodyBytes
+	Ready               func() error // readiness of the backing store; nil = always ready
+	AdvertiseAddress    net.IP
+	SecurePort          int
+	ServiceCIDR         *net.IPNet
+	Version             version.Info
+}
+
+// Server is the Kubernetes REST handler. Create it with New.
+type Server struct {
+	cfg       Config
+	log       *zap.Logger
+	store     datastore.Store
+	scheme    *runtime.Scheme
+	resources []*registry.Resource
+	// byGVR finds the Resource of a group, version and plural name.
+	byGVR map[schema.GroupVersionResource]*registry.Resource
+	// namespaces is the core v1 namespaces resource (nil when not served).
+	namespaces *registry.Resource
+	dec        decoders
+	handler    http.Handler
+}
+
+// New checks cfg and builds a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("apiserver: Config.Store is required")
+	}
+	if cfg.Authenticator == nil || cfg.Authorizer == nil {
+		return nil, errors.New("apiserver: Config.Authenticator and Config.Authorizer are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Scheme == nil {
+		cfg.Scheme = registry.NewScheme()
+	}
+	if cfg.MaxRequestBodyBytes <= 0 {
+		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger.Named("apiserver"),
+		store:     cfg.Store,
+		scheme:    cfg.Scheme,
+		resources: cfg.Resources,
+		byGVR:     make(map[schema.GroupVersionResource]*registry.Resource, len(cfg.Resources)),
+	}
+	for _, r := range cfg.Resources {
+		if r == nil || r.Strategy == nil || r.New == nil || r.NewList == nil {
+			return nil, fmt.Errorf("apiserver: resource %v is incomplete (needs Strategy, New, NewList)", r)
+		}
+		gvr := r.GroupVersion.WithResource(r.Resource)
+		if _, dup := s.byGVR[gvr]; dup {
+			return nil, fmt.Errorf("apiserver: resource %s registered twice", gvr)
+		}
+		s.byGVR[gvr] = r
+		if gvr == (schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}) {
+			s.namespaces = r
+		}
+	}
+	s.dec = newDecoders(cfg.Scheme)
+	s.handler = http.HandlerFunc(s.serveHTTP)
+	return s, nil
+}
+
+// Handler returns the HTTP handler serving the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config is everything `orch server` needs, built by internal/cli from flags,
+// ORCH_* environment variables and the config file. Defaults follow k3s.
+type Config struct {
+	DataDir               string
+	BindAddress           string
+	HTTPSListenPort       int
+	AdvertiseAddress      string
+	TLSSANs               []string
+	WriteKubeconfig       string
+	WriteKubeconfigMode   os.FileMode
+	Token                 string
+	ClusterCIDR           string
+	ServiceCIDR           string
+	ServiceNodePortRange  string
+	ClusterDNS            string
+	ClusterDomain         string
+	DisableAgent          bool
+	RaftPort              int
+	DefaultWatchCacheSize int
+	PprofAddress          string
+	Debug                 bool
+}
+
+// Parsed holds the validated network settings derived from Config.
+type Parsed struct {
+	Bind         net.IP
+	Advertise    net.IP
+	ClusterCIDR  *net.IPNet
+	ServiceCIDR  *net.IPNet
+	ClusterDNS   net.IP
+	NodePortBase int
+	NodePortSize int
+}
+
+// Parse validates the config and returns the derived network settings.
+// Every error names the flag at fault.
+func (c *Config) Parse() (*Parsed, error) {
+	p := &Parsed{}
+	var err error
+	if p.Bind = net.ParseIP(c.BindAddress); p.Bind == nil {
+		return nil, fmt.Errorf("--bind-address %q is not an IP address", c.BindAddress)
+	}
+	if c.HTTPSListenPort < 1 || c.HTTPSListenPort > 65535 {
+		return nil, fmt.Errorf("--https-listen-port %d is out of range 1-65535", c.HTTPSListenPort)
+	}
+	if c.RaftPort < 1 || c.RaftPort > 65535 || c.RaftPort == c.HTTPSListenPort {
+		return nil, fmt.Errorf("--raft-port %d must be in 1-65535 and differ from --https-listen-port", c.RaftPort)
+	}
+	if p.Advertise, err = advertiseIP(c.AdvertiseAddress, p.Bind); err != nil {
+		return nil, err
+	}
+	if _, p.ClusterCIDR, err = net.ParseCIDR(c.ClusterCIDR); err != nil {
+		return nil, fmt.Errorf("--cluster-cidr: %w", err)
+	}
+	if _, p.ServiceCIDR, err = net.ParseCIDR(c.ServiceCIDR); err != nil {
+		return nil, fmt.Errorf("--service-cidr: %w", err)
+	}
+	if p.ClusterDNS = net.ParseIP(c.ClusterDNS); p.ClusterDNS == nil || !p.ServiceCIDR.Contains(p.ClusterDNS) {
+		return nil, fmt.Errorf("--cluster-dns %q must be an IP inside --service-cidr %s", c.ClusterDNS, c.ServiceCIDR)
+	}
+	if p.NodePortBase, p.NodePortSize, err = parsePortRange(c.ServiceNodePortRange); err != nil {
+		return nil, fmt.Errorf("--service-node-port-range: %w", err)
+	}
+	if c.WriteKubeconfigMode&^0o777 != 0 {
+		return nil, fmt.Errorf("--write-kubeconfig-mode %o is not a file permission", c.WriteKubeconfigMode)
+	}
+	return p, nil
+}
+
+// advertiseIP returns the address other nodes and the `kubernetes` Service
+// use: the flag, else the bind address when specific, else the host's
+// default-route address (falling back to loopback).
+func advertiseIP(flag string, bind net.IP) (net.IP, error) {
+	if flag != "" {
+		ip := net.ParseIP(flag)
+		if ip == nil {
+			return nil, fmt.Errorf("--advertise-address %q is not an IP address", flag)
+		}
+		return ip, nil
+	}
+	if !bind.IsUnspecified() {
+		return bind, nil
+	}
+	return defaultRouteIP(), nil
+}
+
+// defaultRouteIP finds the source address of the default route without
+// sending anything (a UDP "connect" only selects a route).
+func defaultRouteIP() net.IP {
+	conn, err := net.Dial("udp4", "192.0.2.1:9") // TEST-NET-1; no packet is sent
+	if err != nil {
+		return net.IPv4(127, 0, 0, 1)
+	}
+	defer conn.Close()
+	return conn.LocalAddr().(*net.UDPAddr).IP
+}
+
+func parsePortRange(s string) (base, size int, err error) {
+	lo, hi, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q is not of the form low-high", s)
+	}
+	l, err1 := strconv.Atoi(lo)
+	h, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || l < 1 || h > 65535 || l > h {
+		return 0, 0, fmt.Errorf("%q is not a valid port range", s)
+	}
+	return l, h - l + 1, nil
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/server/apiserver"
+)
+
+// readyState records that the leader has created the bootstrap objects. It is
+// a flag for /readyz and a channel for whoever waits for it.
+type readyState struct {
+	flag atomic.Bool
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newReadyState() *readyState { return &readyState{ch: make(chan struct{})} }
+
+func (r *readyState) set() {
+	r.flag.Store(true)
+	r.once.Do(func() { close(r.ch) })
+}
+
+// runWhileLeader calls run with a context that lives exactly as long as this
+// server is the Raft leader, again each time it regains leadership.
+func runWhileLeader(ctx context.Context, store *datastore.RaftStore, log *zap.Logger, run func(context.Context)) {
+	changes := store.LeaderCh()
+	lead := store.IsLeader()
+	for {
+		if lead {
+			log.Info("leader: running control loops")
+			lead = leadUntilLost(ctx, changes, run)
+			log.Info("not leader: control loops stopped")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case l, ok := <-changes:
+			if !ok {
+				return
+			}
+			lead = l
+		}
+	}
+}
+
+// leadUntilLost runs run until leadership is lost or ctx ends, and reports
+// whether this server is still leader (only when ctx ended, false otherwise).
+func leadUntilLost(ctx context.Context, changes <-chan bool, run func(context.Context)) bool {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go run(lctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case l, ok := <-changes:
+			if !ok || !l {
+				return false
+			}
+		}
+	}
+}
+
+// leaderTasks creates the bootstrap objects (retrying with back-off until it
+// works) and then runs the leader-only control loops until lctx ends.
+func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState, log *zap.Logger) {
+	backoff := 100 * time.Millisecond
+	for {
+		err := api.Bootstrap(lctx)
+		if err == nil {
+			break
+		}
+		log.Warn("creating bootstrap objects", zap.Error(err))
+		select {
+		case <-lctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	ready.set()
+	api.RunNamespaceLifecycle(lctx)
+}

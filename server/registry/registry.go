@@ -1,0 +1,102 @@
+package registry
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orch/orch/datastore"
+)
+
+// Resource describes one REST resource the API server serves. The API server
+// is generic over Resources; everything type-specific lives in the Strategy.
+type Resource struct {
+	GroupVersion schema.GroupVersion
+	Resource     string // plural, e.g. "pods"
+	Kind         string // e.g. "Pod"
+	SingularName string
+	ShortNames   []string
+	Categories   []string // e.g. "all"
+	Namespaced   bool
+	// HasStatus serves the <resource>/status subresource: updates of the main
+	// resource keep the stored status, status updates keep everything else.
+	HasStatus bool
+	// Scale, when set, serves <resource>/scale as autoscaling/v1 Scale.
+	Scale *ScaleAccess
+
+	New     func() runtime.Object // empty object of Kind
+	NewList func() runtime.Object // empty list of Kind
+
+	Strategy Strategy
+}
+
+// ScaleAccess reads and writes the replica fields behind a scale subresource.
+type ScaleAccess struct {
+	// Get returns spec replicas, status replicas and the label selector string.
+	Get func(obj runtime.Object) (specReplicas, statusReplicas int32, selector string)
+	// Set writes spec replicas into obj.
+	Set func(obj runtime.Object, replicas int32)
+}
+
+// Strategy holds the per-type rules kube-apiserver applies: defaults,
+// validation, create/update preparation, field selectors and table printing.
+// Objects passed in are private copies; strategies may mutate them.
+type Strategy interface {
+	// Default fills defaulted fields the way kube-apiserver's scheme defaulting does.
+	Default(obj runtime.Object)
+	// PrepareForCreate clears what a client may not set on create (e.g. status
+	// for types with a status subresource) and sets generation to 1.
+	PrepareForCreate(ctx context.Context, obj runtime.Object)
+	// Validate checks a new object; errors carry field paths.
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	// PrepareForUpdate copies over what an update of the main resource may not
+	// change (status when HasStatus) and bumps generation when the spec changed.
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	// ValidateUpdate checks an update, including immutable fields.
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// PrepareForStatusUpdate keeps everything but status (and metadata labels/annotations rules as upstream).
+	PrepareForStatusUpdate(ctx context.Context, obj, old runtime.Object)
+	// ValidateStatusUpdate checks a status update.
+	ValidateStatusUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// Fields returns the field-selector fields of obj (always includes
+	// metadata.name and metadata.namespace).
+	Fields(obj runtime.Object) fields.Set
+	// TableColumns and TableRow implement server-side printing for kubectl get.
+	// The first column is always "Name".
+	TableColumns() []metav1.TableColumnDefinition
+	TableRow(obj runtime.Object) []interface{}
+}
+
+// Allocator is implemented by strategies that reserve cluster-unique values
+// (Service ClusterIPs and NodePorts). The returned ops are committed in the
+// same datastore transaction as the object write, so a value is never handed
+// out twice; on ErrKeyExists from an allocation op the API server retries.
+type Allocator interface {
+	AllocateOnCreate(ctx context.Context, store datastore.Store, obj runtime.Object) ([]datastore.Op, error)
+	AllocateOnUpdate(ctx context.Context, store datastore.Store, obj, old runtime.Object) ([]datastore.Op, error)
+	ReleaseOnDelete(obj runtime.Object) []datastore.Op
+}
+
+// Key returns the datastore key of an object: /registry/<group/>resource/<ns>/<name>.
+// Core group resources have no group segment, like etcd's layout in kube-apiserver.
+func (r *Resource) Key(namespace, name string) string {
+	p := r.Prefix(namespace)
+	return p + name
+}
+
+// Prefix returns the key prefix for a namespace ("" = all namespaces), ending in "/".
+func (r *Resource) Prefix(namespace string) string {
+	p := "/registry/"
+	if r.GroupVersion.Group != "" {
+		p += r.GroupVersion.Group + "/"
+	}
+	p += r.Resource + "/"
+	if r.Namespaced && namespace != "" {
+		p += namespace + "/"
+	}
+	return p
+}

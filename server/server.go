@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/internal/pki"
+	"github.com/orch/orch/internal/version"
+	"github.com/orch/orch/server/apiserver"
+	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/registry"
+)
+
+// Run starts `orch server` and blocks until ctx is cancelled or a component
+// fails, then shuts everything down in order.
+func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	started := time.Now()
+	p, err := cfg.Parse()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(cfg.DataDir, "server")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	bundle, err := pki.LoadOrCreate(filepath.Join(dir, "tls"), pki.Options{
+		AdvertiseAddress: p.Advertise.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
+		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"),
+	})
+	if err != nil {
+		return fmt.Errorf("loading cluster certificates: %w", err)
+	}
+	_, err = pki.LoadOrCreateToken(filepath.Join(dir, "token"), bundle.CAPEM(), cfg.Token, log.Named("pki"))
+	if err != nil {
+		return fmt.Errorf("join token: %w", err)
+	}
+	store, err := openStore(ctx, cfg, p, bundle, log)
+	if err != nil {
+		return err
+	}
+	defer closeLogged(log, "datastore", store.Close)
+
+	ready := newReadyState()
+	api, err := newAPIServer(cfg, p, dir, bundle, store, ready, log)
+	if err != nil {
+		return err
+	}
+	srv, errc, err := serveHTTPS(cfg, p, bundle, api.Handler(), log)
+	if err != nil {
+		return err
+	}
+	defer shutdownHTTP(log, srv)
+	stopPprof := servePprof(cfg.PprofAddress, log)
+	defer stopPprof()
+
+	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
+		leaderTasks(lctx, api, ready, log)
+	})
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-errc:
+		return fmt.Errorf("API server: %w", err)
+	case <-ready.ch:
+	}
+	if err := writeKubeconfig(cfg, p, bundle); err != nil {
+		return err
+	}
+	announce(log, cfg, time.Since(started))
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		return nil
+	case err := <-errc:
+		return fmt.Errorf("API server: %w", err)
+	}
+}
+
+func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, log *zap.Logger) (*datastore.RaftStore, error) {
+	id, err := raftID(filepath.Join(cfg.DataDir, "server", "raft-id"))
+	if err != nil {
+		return nil, err
+	}
+	raftAddr := net.JoinHostPort(p.Advertise.String(), strconv.Itoa(cfg.RaftPort))
+	store, err := datastore.Open(ctx, datastore.Config{
+		Dir:           filepath.Join(cfg.DataDir, "server", "db"),
+		NodeID:        id,
+		BindAddr:      net.JoinHostPort(p.Bind.String(), strconv.Itoa(cfg.RaftPort)),
+		AdvertiseAddr: raftAddr,
+		ServerTLS:     bundle.PeerServerTLS(),
+		ClientTLS:     bundle.PeerClientTLS(),
+		Bootstrap:     true,
+		HistorySize:   cfg.DefaultWatchCacheSize,
+		Logger:        log.Named("datastore"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening datastore: %w", err)
+	}
+	return store, nil
+}
+
+func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
+	ready *readyState, log *zap.Logger) (*apiserver.Server, error) {
+	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
+	if err != nil {
+		return nil, fmt.Errorf("loading bearer tokens: %w", err)
+	}
+	regCfg := registry.Config{
+		ServiceCIDR:   p.ServiceCIDR,
+		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
+		ClusterDomain: cfg.ClusterDomain,
+	}
+	return apiserver.New(apiserver.Config{
+		Store:            store,
+		Resources:        registry.All(regCfg),
+		Authenticator:    auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens),
+		Authorizer:       auth.NewAuthorizer(log.Named("authz")),
+		Logger:           log,
+		Ready:            readiness(store, ready),
+		AdvertiseAddress: p.Advertise,
+		SecurePort:       cfg.HTTPSListenPort,
+		ServiceCIDR:      p.ServiceCIDR,
+		Version:          version.Kubernetes(),
+	})
+}
+
+func readiness(store *datastore.RaftStore, ready *readyState) func() error {
+	return func() error {
+		if store.LeaderAddr() == "" {
+			return errors.New("datastore has no raft leader")
+		}
+		if !ready.flag.Load() {
+			return errors.New("system namespaces and the kubernetes service are not created yet")
+		}
+		return nil
+	}
+}
+
+func serveHTTPS(cfg Config, p *Parsed, bundle *pki.Bundle, h http.Handler, log *zap.Logger) (*http.Server, <-chan error, error) {
+	addr := net.JoinHostPort(p.Bind.String(), strconv.Itoa(cfg.HTTPSListenPort))
+	ln, err := tls.Listen("tcp", addr, bundle.ServerTLSConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ErrorLog:          zap.NewStdLog(log.Named("http")),
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+	log.Info("API server listening", zap.String("address", "https://"+addr))
+	return srv, errc, nil
+}
+
+func shutdownHTTP(log *zap.Logger, srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close() // long-running watches end here
+	}
+	log.Debug("API server stopped")
+}
+
+func closeLogged(log *zap.Logger, what string, f func() error) {
+	if err := f(); err != nil {
+		log.Warn("closing "+what, zap.Error(err))
+	}
+}
