@@ -88,10 +88,13 @@ func (s *Server) create(ctx context.Context, rc *reqCtx, obj runtime.Object, dry
 	if dryRun {
 		return obj, nil
 	}
+	// Each attempt writes a fresh copy: values an allocator chose in a lost
+	// race must be chosen anew, not taken for values the client asked for.
 	for attempt := 0; ; attempt++ {
-		rev, err := s.createOnce(ctx, rc.res, obj)
+		try := obj.DeepCopyObject()
+		rev, err := s.createOnce(ctx, rc.res, try)
 		if err == nil {
-			return obj, setResourceVersion(obj, rev)
+			return try, setResourceVersion(try, rev)
 		}
 		retry := errors.Is(err, errRetryAllocation) || (generated && apierrors.IsAlreadyExists(err))
 		if !retry || attempt >= maxCreateAttempts {

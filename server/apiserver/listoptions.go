@@ -139,7 +139,7 @@ func decodeContinue(s string) (*continueToken, error) {
 		return nil, badRequestf("continue key is not valid: %v", err)
 	}
 	var t continueToken
-	if err := json.Unmarshal(data, &t); err != nil || t.Version != continueVersion || t.RV < 0 || t.Offset < 0 {
+	if err := json.Unmarshal(data, &t); err != nil || t.Version != continueVersion || t.RV < -1 || t.Offset < 0 {
 		return nil, badRequestf("continue key is not valid: not a token this server issued")
 	}
 	return &t, nil

@@ -2,8 +2,14 @@ package apiserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/orch/orch/datastore"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,19 +47,27 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 
 // listItems reads the matching objects of one page. With a limit it reads
 // the store in chunks until the page is full; the continue token resumes
-// after the last key read. The list revision is the first page's revision.
+// after the last key read. Every chunk and continue page is read at the
+// first page's revision (Store.ListAt), so a paginated list is one snapshot
+// as with etcd; once that revision has left the history the continue token
+// is expired (410) and the error carries a token that continues at the
+// current state, as kube-apiserver does.
 func (s *Server) listItems(ctx context.Context, rc *reqCtx, o *listOptions) ([]runtime.Object, metav1.ListMeta, error) {
 	prefix := rc.res.Prefix(rc.ns)
-	start, rev, offset := prefix, int64(0), int64(0)
+	start, offset := prefix, int64(0)
+	rev, err := exactListRevision(o)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
 	if o.cont != nil {
-		start, rev, offset = prefix+o.cont.Start, o.cont.RV, o.cont.Offset
+		start, rev, offset = prefix+o.cont.Start, max(o.cont.RV, 0), o.cont.Offset
 	}
 	items := []runtime.Object{}
 	var lm metav1.ListMeta
 	for {
-		page, err := s.store.List(ctx, prefix, start, chunkSize(o))
+		page, err := s.readChunk(ctx, prefix, start, chunkSize(o), rev)
 		if err != nil {
-			return nil, lm, err
+			return nil, lm, listReadError(err, o, prefix, start, offset)
 		}
 		if rev == 0 {
 			rev = page.Revision
@@ -81,6 +95,41 @@ func (s *Server) listItems(ctx context.Context, rc *reqCtx, o *listOptions) ([]r
 	}
 	lm.ResourceVersion = strconv.FormatInt(rev, 10)
 	return items, lm, nil
+}
+
+// readChunk reads keys at revision rev, or at the current revision when rev is 0.
+func (s *Server) readChunk(ctx context.Context, prefix, start string, limit, rev int64) (datastore.ListResult, error) {
+	if rev == 0 {
+		return s.store.List(ctx, prefix, start, limit)
+	}
+	return s.store.ListAt(ctx, prefix, start, limit, rev)
+}
+
+// exactListRevision is the revision a list must be read at when the client
+// asked for resourceVersionMatch=Exact (0 = the current revision).
+func exactListRevision(o *listOptions) (int64, error) {
+	if o.rvMatch != "Exact" {
+		return 0, nil
+	}
+	return parseRV(o.resourceVersion)
+}
+
+// listReadError turns a read at a revision that has left the history into
+// kube-apiserver's answers: 410 Expired for a continue token (with a token
+// that continues at the current state), 410 Gone for an exact resourceVersion.
+func listReadError(err error, o *listOptions, prefix, start string, offset int64) error {
+	if !errors.Is(err, datastore.ErrCompacted) {
+		return err
+	}
+	if o.cont == nil {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", o.resourceVersion))
+	}
+	st := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response to " +
+		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+		"objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+	st.ErrStatus.ListMeta.Continue = encodeContinue(continueToken{RV: -1, Start: start[len(prefix):], Offset: offset})
+	return st
 }
 
 // setRemaining sets remainingItemCount for unfiltered limited lists.

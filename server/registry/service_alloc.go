@@ -17,17 +17,13 @@ import (
 type serviceAllocator struct {
 	ips   ipRange
 	ports portRange
-	auto  autoMemo
 }
 
 var _ Allocator = (*serviceAllocator)(nil)
 
 func (a *serviceAllocator) AllocateOnCreate(ctx context.Context, store datastore.Store, obj runtime.Object) ([]datastore.Op, error) {
 	svc := obj.(*corev1.Service)
-	a.auto.forget(svc)
 	normalizeClusterIPs(svc)
-	requestedIP := svc.Spec.ClusterIP
-	requestedPorts := heldPorts(svc)
 	ops, err := a.allocateClusterIP(ctx, store, svc)
 	if err != nil {
 		return nil, err
@@ -36,11 +32,6 @@ func (a *serviceAllocator) AllocateOnCreate(ctx context.Context, store datastore
 	if err != nil {
 		return nil, err
 	}
-	chosen := autoAssigned{ports: heldPorts(svc).Difference(requestedPorts)}
-	if requestedIP == "" {
-		chosen.ip = allocatedIP(svc)
-	}
-	a.auto.remember(svc, chosen)
 	return append(ops, portOps...), nil
 }
 

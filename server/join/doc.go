@@ -1,0 +1,16 @@
+// Package join serves the two unauthenticated-by-Kubernetes endpoints a new
+// node uses to join the cluster, like k3s's supervisor endpoints:
+//
+//	GET  /cacerts                    the cluster CA PEM (public; the joining
+//	                                 host checks its sha256 against the K10
+//	                                 token before trusting the server)
+//	POST /v1-orch/node-certificate   Authorization: Bearer <join secret>,
+//	                                 body {nodeName, csrPEM}; answers
+//	                                 {certificatePEM, caPEM} with a client
+//	                                 certificate for system:node:<nodeName>
+//	                                 in group system:nodes
+//
+// The handler is mounted in front of the Kubernetes authentication chain
+// (Handler.Wrap). Wrong secrets get 401 with a metav1.Status body and are
+// rate limited per client IP and globally; secrets are never logged.
+package join

@@ -1,0 +1,176 @@
+package join
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/orch/orch/internal/pki"
+)
+
+// maxBodyBytes bounds a node-certificate request (a CSR is < 1 KiB).
+const maxBodyBytes = 64 << 10
+
+// Signer is what the handler needs from the cluster CA (*pki.Bundle).
+type Signer interface {
+	CAPEM() []byte
+	SignClientCSR(csrPEM []byte, cn string, orgs []string) ([]byte, error)
+}
+
+var _ Signer = (*pki.Bundle)(nil)
+
+// Config configures a Handler.
+type Config struct {
+	// CA signs node certificates and provides the CA PEM.
+	CA Signer
+	// Token is the cluster join token (full K10... token or bare secret);
+	// only its secret is used.
+	Token string
+	// Logger is named "join" by New; nil means no logging.
+	Logger *zap.Logger
+	// Limits for failed authentication; zero values mean the defaults.
+	Limits Limits
+}
+
+// Handler serves /cacerts and /v1-orch/*. Create it with New.
+type Handler struct {
+	ca      Signer
+	secret  string
+	log     *zap.Logger
+	limiter *failureLimiter
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New checks cfg and builds a Handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.CA == nil {
+		return nil, errors.New("join: Config.CA is required")
+	}
+	_, secret, err := pki.ParseToken(cfg.Token)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Handler{ca: cfg.CA, secret: secret, log: log.Named("join"), limiter: newFailureLimiter(cfg.Limits)}, nil
+}
+
+// Handles reports whether path is served by the join handler.
+func Handles(path string) bool {
+	return path == CACertsPath || strings.HasPrefix(path, PathPrefix)
+}
+
+// Wrap serves the join paths itself and passes every other request to next
+// (the Kubernetes API handler with its authentication chain).
+func (h *Handler) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if Handles(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case CACertsPath:
+		h.serveCACerts(w, r)
+	case NodeCertificatePath:
+		h.serveNodeCertificate(w, r)
+	default:
+		writeStatus(w, apierrors.NewNotFound(schemaGR, r.URL.Path))
+	}
+}
+
+func (h *Handler) serveCACerts(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeStatus(w, methodNotAllowed(r, "GET"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(h.ca.CAPEM())
+	}
+}
+
+func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeStatus(w, methodNotAllowed(r, "POST"))
+		return
+	}
+	ip := clientIP(r)
+	if wait, ok := h.limiter.allowed(ip); !ok {
+		h.log.Warn("join request rate limited after failed attempts", zap.String("client", ip))
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		writeStatus(w, apierrors.NewTooManyRequests("too many failed join attempts from this address; retry later", int(wait.Seconds())+1))
+		return
+	}
+	if err := h.checkSecret(r); err != nil {
+		h.limiter.failed(ip)
+		h.log.Warn("join request rejected", zap.String("client", ip), zap.Error(err))
+		writeStatus(w, apierrors.NewUnauthorized(err.Error()))
+		return
+	}
+	resp, err := h.issue(r, w)
+	if err != nil {
+		h.log.Info("node certificate request refused", zap.String("client", ip), zap.Error(err))
+		writeStatus(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// checkSecret compares the bearer secret in constant time. Its errors never
+// contain the presented secret.
+func (h *Handler) checkSecret(r *http.Request) error {
+	authz := r.Header.Get("Authorization")
+	scheme, given, ok := strings.Cut(authz, " ")
+	if authz == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
+		return errors.New("join requests need an \"Authorization: Bearer <join token secret>\" header")
+	}
+	given = strings.TrimSpace(given)
+	if _, s, err := pki.ParseToken(given); err == nil {
+		given = s // a full K10 token is accepted too; its hash was checked by the client
+	}
+	if !pki.SecretsEqual(given, h.secret) {
+		return errors.New("the join token secret is wrong: use the token in <data-dir>/server/token of a server of this cluster")
+	}
+	return nil
+}
+
+// issue decodes and validates the request and signs the CSR.
+func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificateResponse, error) {
+	var req NodeCertificateRequest
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("request body must be JSON {\"nodeName\", \"csrPEM\"}: %v", err))
+	}
+	if errs := validation.IsDNS1123Subdomain(req.NodeName); len(errs) > 0 {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("nodeName %q is not a valid node name: %s", req.NodeName, strings.Join(errs, "; ")))
+	}
+	certPEM, err := h.ca.SignClientCSR([]byte(req.CSRPEM), NodeUserPrefix+req.NodeName, []string{NodesGroup})
+	if err != nil {
+		if errors.Is(err, pki.ErrInvalidPEM) || errors.Is(err, pki.ErrInvalidSubject) {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("csrPEM: %v", err))
+		}
+		return nil, apierrors.NewInternalError(fmt.Errorf("signing node certificate: %w", err))
+	}
+	h.log.Info("issued node certificate", zap.String("node", req.NodeName), zap.String("client", clientIP(r)))
+	return &NodeCertificateResponse{CertificatePEM: string(certPEM), CAPEM: string(h.ca.CAPEM())}, nil
+}
