@@ -2,6 +2,7 @@ package pki
 
 import (
 	"context"
+	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,8 +25,12 @@ func TestKubectlTrustsBundle(t *testing.T) {
 	b := mustLoad(t, t.TempDir(), testOpts(t))
 	var sawAdmin atomic.Bool
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && r.TLS.VerifiedChains[0][0].Subject.CommonName == AdminUser {
-			sawAdmin.Store(true)
+		// The listener only requests the certificate; verify it as the API
+		// server's authenticator does.
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+			leaf := r.TLS.PeerCertificates[0]
+			_, err := leaf.Verify(x509.VerifyOptions{Roots: b.CAPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+			sawAdmin.Store(err == nil && leaf.Subject.CommonName == AdminUser)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.2-orch"}`))
