@@ -1,0 +1,269 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/errdefs"
+	"go.uber.org/zap"
+)
+
+// Options configure the containerd runtime.
+type Options struct {
+	Namespace   string // containerd namespace; default "orch"
+	Snapshotter string // default: overlayfs when the daemon has it, else native
+	LogDir      string // <data-dir>/agent/logs
+	// FIFODir holds the containers' stdio FIFOs; it must outlive an agent
+	// restart but not a reboot (default DefaultFIFODir).
+	FIFODir     string
+	LogMaxSize  int64 // bytes; default DefaultLogSize
+	LogMaxFiles int   // default DefaultLogFiles
+}
+
+// DefaultFIFODir holds container stdio FIFOs (tmpfs).
+const DefaultFIFODir = "/run/orch/fifo"
+
+// DefaultLogDir is where container logs go: <data-dir>/agent/logs.
+func DefaultLogDir(dataDir string) string { return filepath.Join(dataDir, "agent", "logs") }
+
+// Containerd runs pod containers on a containerd daemon.
+type Containerd struct {
+	log    *zap.Logger
+	client *containerd.Client
+	opts   Options
+	cancel context.CancelFunc
+
+	mu  sync.Mutex
+	ios map[string]cio.IO // container ID → attached log IO
+}
+
+var _ Interface = (*Containerd)(nil)
+
+// New prepares a runtime over client. It picks the snapshotter, starts the
+// OOM event watcher and reattaches logs of running containers (Recover).
+func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts Options) (*Containerd, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if opts.LogDir == "" {
+		return nil, errors.New("runtime: LogDir is required")
+	}
+	if opts.FIFODir == "" {
+		opts.FIFODir = DefaultFIFODir
+	}
+	if opts.LogMaxSize == 0 {
+		opts.LogMaxSize = DefaultLogSize
+	}
+	if opts.LogMaxFiles == 0 {
+		opts.LogMaxFiles = DefaultLogFiles
+	}
+	r := &Containerd{log: log.Named("runtime"), client: client, opts: opts, ios: map[string]cio.IO{}}
+	ctx = r.nsCtx(ctx)
+	if opts.Snapshotter == "" {
+		r.opts.Snapshotter = PickSnapshotter(ctx, client)
+	}
+	r.log.Info("containerd runtime", zap.String("namespace", opts.Namespace),
+		zap.String("snapshotter", r.opts.Snapshotter))
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go r.watchOOM(wctx)
+	if err := r.Recover(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Snapshotter is the snapshotter containers and unpacked images use.
+func (r *Containerd) Snapshotter() string { return r.opts.Snapshotter }
+
+// Namespace is the containerd namespace of orch's containers.
+func (r *Containerd) Namespace() string { return r.opts.Namespace }
+
+// Client is the underlying containerd client.
+func (r *Containerd) Client() *containerd.Client { return r.client }
+
+// Close stops reading container output (containers keep running; a new
+// runtime reattaches) and the event watcher. It does not close the client.
+func (r *Containerd) Close() {
+	r.cancel()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, io := range r.ios {
+		io.Cancel()
+		_ = io.Close()
+		delete(r.ios, id)
+	}
+}
+
+func (r *Containerd) nsCtx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.opts.Namespace)
+}
+
+// PickSnapshotter returns "overlayfs" when the daemon loaded it, else
+// "native".
+func PickSnapshotter(ctx context.Context, client *containerd.Client) string {
+	resp, err := client.IntrospectionService().Plugins(ctx, `type=="io.containerd.snapshotter.v1",id=="overlayfs"`)
+	if err == nil {
+		for _, p := range resp.Plugins {
+			if p.InitErr == nil {
+				return "overlayfs"
+			}
+		}
+	}
+	return "native"
+}
+
+func (r *Containerd) logPath(s ContainerSpec) string {
+	if s.LogPath != "" {
+		return s.LogPath
+	}
+	return filepath.Join(r.opts.LogDir, fmt.Sprintf("%s_%s_%s", s.PodNamespace, s.PodName, s.PodUID),
+		s.Name, strconv.Itoa(s.RestartCount)+".log")
+}
+
+func (r *Containerd) fifoDir(id string) string { return filepath.Join(r.opts.FIFODir, id) }
+
+// CreateContainer creates the container (snapshot and spec) without a task.
+func (r *Containerd) CreateContainer(ctx context.Context, s ContainerSpec) error {
+	ctx = r.nsCtx(ctx)
+	if s.ID == "" || s.PodUID == "" || s.Name == "" {
+		return errors.New("create container: ID, PodUID and Name are required")
+	}
+	img, err := r.client.GetImage(ctx, s.Image)
+	if err != nil {
+		return fmt.Errorf("create container %s: image %s: %w", s.Name, s.Image, err)
+	}
+	if ok, err := img.IsUnpacked(ctx, r.opts.Snapshotter); err != nil || !ok {
+		if err := img.Unpack(ctx, r.opts.Snapshotter); err != nil {
+			return fmt.Errorf("create container %s: unpack %s: %w", s.Name, s.Image, err)
+		}
+	}
+	specOpts, err := r.specOpts(ctx, img, s)
+	if err != nil {
+		return err
+	}
+	labels := map[string]string{
+		LabelPodUID: s.PodUID, LabelPodName: s.PodName, LabelPodNamespace: s.PodNamespace,
+		LabelContainer: s.Name, LabelRestartCount: strconv.Itoa(s.RestartCount), LabelLogPath: r.logPath(s),
+	}
+	_, err = r.client.NewContainer(ctx, s.ID,
+		containerd.WithImage(img),
+		containerd.WithSnapshotter(r.opts.Snapshotter),
+		containerd.WithNewSnapshot(s.ID, img),
+		containerd.WithRuntime("io.containerd.runc.v2", nil),
+		containerd.WithContainerLabels(labels),
+		containerd.WithNewSpec(specOpts...),
+	)
+	if err != nil {
+		return fmt.Errorf("create container %s (%s): %w", s.Name, s.ID, err)
+	}
+	return nil
+}
+
+func (r *Containerd) load(ctx context.Context, id string) (containerd.Container, error) {
+	c, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("container %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load container %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// StartContainer creates the container's task with its log IO and starts it.
+func (r *Containerd) StartContainer(ctx context.Context, id string) error {
+	ctx = r.nsCtx(ctx)
+	c, err := r.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	labels, err := c.Labels(ctx)
+	if err != nil {
+		return fmt.Errorf("container %s labels: %w", id, err)
+	}
+	streams, err := r.openLog(id, labels[LabelLogPath])
+	if err != nil {
+		return err
+	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		return fmt.Errorf("container %s spec: %w", id, err)
+	}
+	terminal := spec.Process != nil && spec.Process.Terminal
+	if err := os.MkdirAll(r.fifoDir(id), 0o700); err != nil {
+		return fmt.Errorf("create fifo dir: %w", err)
+	}
+	task, err := c.NewTask(ctx, r.logIO(id, terminal, streams))
+	if err != nil {
+		streams.close()
+		return fmt.Errorf("create task %s: %w", id, err)
+	}
+	r.track(id, task.IO(), streams)
+	if _, err := c.SetLabels(ctx, map[string]string{LabelStartedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+		r.log.Warn("record start time", zap.String("id", id), zap.Error(err))
+	}
+	if err := task.Start(ctx); err != nil {
+		_, _ = task.Delete(ctx, containerd.WithProcessKill)
+		return fmt.Errorf("start task %s: %w", id, err)
+	}
+	return nil
+}
+
+// track remembers a task's IO and closes the log streams when the copy ends.
+func (r *Containerd) track(id string, io cio.IO, s *logStreams) {
+	r.mu.Lock()
+	if old, ok := r.ios[id]; ok && old != io {
+		old.Cancel()
+		_ = old.Close()
+	}
+	r.ios[id] = io
+	r.mu.Unlock()
+	go func() {
+		io.Wait()
+		s.close()
+	}()
+}
+
+// logIO creates the task's stdio as FIFOs at fixed paths in the
+// container's FIFO dir, read by the log streams. Unlike cio.NewCreator, the
+// FIFOs are not removed when the reader closes, so a restarted agent can
+// reattach (Recover); RemoveContainer deletes them.
+func (r *Containerd) logIO(id string, terminal bool, s *logStreams) cio.Creator {
+	return func(string) (cio.IO, error) {
+		return cio.NewAttach(cio.WithStreams(nil, s.stdout, s.stderr))(r.fifoSet(id, terminal))
+	}
+}
+
+func (r *Containerd) fifoSet(id string, terminal bool) *cio.FIFOSet {
+	cfg := cio.Config{Stdout: filepath.Join(r.fifoDir(id), "stdout"), Terminal: terminal}
+	if !terminal {
+		cfg.Stderr = filepath.Join(r.fifoDir(id), "stderr")
+	}
+	return cio.NewFIFOSet(cfg, nil)
+}
+
+type logStreams struct{ stdout, stderr *streamWriter }
+
+func (s *logStreams) close() { s.stdout.Close(); s.stderr.Close() }
+
+func (r *Containerd) openLog(id, path string) (*logStreams, error) {
+	if path == "" {
+		return nil, fmt.Errorf("container %s has no log path label", id)
+	}
+	lf, err := openLogFile(path, r.opts.LogMaxSize, r.opts.LogMaxFiles)
+	if err != nil {
+		return nil, err
+	}
+	return &logStreams{stdout: lf.stream("stdout"), stderr: lf.stream("stderr")}, nil
+}

@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+)
+
+// Exec runs req.Cmd in the running container id, streams its output and
+// returns its exit code. When ctx ends first, the process is killed and the
+// context error returned.
+func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int, error) {
+	ctx = r.nsCtx(ctx)
+	if len(req.Cmd) == 0 {
+		return -1, errors.New("exec: empty command")
+	}
+	c, err := r.load(ctx, id)
+	if err != nil {
+		return -1, err
+	}
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: container not running: %w", id, err)
+	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: spec: %w", id, err)
+	}
+	pspec := *spec.Process
+	pspec.Args = req.Cmd
+	pspec.Terminal = req.TTY
+	execID := randomID()
+	ioOpts := []cio.Opt{cio.WithFIFODir(r.fifoDir(id))}
+	stdin := &closeNotifier{r: req.Stdin}
+	if req.Stdin != nil {
+		ioOpts = append(ioOpts, cio.WithStreams(stdin, orDiscard(req.Stdout), orDiscard(req.Stderr)))
+	} else {
+		ioOpts = append(ioOpts, cio.WithStreams(nil, orDiscard(req.Stdout), orDiscard(req.Stderr)))
+	}
+	if req.TTY {
+		ioOpts = append(ioOpts, cio.WithTerminal)
+	}
+	if err := os.MkdirAll(r.fifoDir(id), 0o700); err != nil {
+		return -1, fmt.Errorf("exec: fifo dir: %w", err)
+	}
+	bg := context.WithoutCancel(ctx)
+	proc, err := task.Exec(bg, execID, &pspec, cio.NewCreator(ioOpts...))
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", id, err)
+	}
+	defer func() { _, _ = proc.Delete(bg, containerd.WithProcessKill) }()
+	return runExec(ctx, bg, proc, stdin, req.Stdin != nil)
+}
+
+func runExec(ctx, bg context.Context, proc containerd.Process, stdin *closeNotifier, hasStdin bool) (int, error) {
+	exitCh, err := proc.Wait(bg)
+	if err != nil {
+		return -1, fmt.Errorf("exec wait: %w", err)
+	}
+	if err := proc.Start(bg); err != nil {
+		return -1, fmt.Errorf("exec start: %w", err)
+	}
+	if hasStdin {
+		stdin.onEOF(func() { _ = proc.CloseIO(bg, containerd.WithStdinCloser) })
+	}
+	select {
+	case st := <-exitCh:
+		proc.IO().Wait() // all output copied
+		code, _, err := st.Result()
+		if err != nil {
+			return -1, fmt.Errorf("exec result: %w", err)
+		}
+		return int(code), nil
+	case <-ctx.Done():
+		_ = proc.Kill(bg, syscall.SIGKILL)
+		<-exitCh
+		return -1, ctx.Err()
+	}
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "exec-" + hex.EncodeToString(b)
+}
+
+// closeNotifier runs a callback once its reader hits EOF (to close the
+// process's stdin after the caller's input ends).
+type closeNotifier struct {
+	r    io.Reader
+	mu   sync.Mutex
+	eof  bool
+	hook func()
+}
+
+func (c *closeNotifier) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		c.mu.Lock()
+		c.eof = true
+		h := c.hook
+		c.mu.Unlock()
+		if h != nil {
+			h()
+		}
+	}
+	return n, err
+}
+
+func (c *closeNotifier) onEOF(f func()) {
+	c.mu.Lock()
+	c.hook = f
+	eof := c.eof
+	c.mu.Unlock()
+	if eof {
+		f()
+	}
+}

@@ -1,0 +1,147 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Interface is what the pod worker uses to run containers. Containerd is the
+// real one, Fake its in-memory twin.
+type Interface interface {
+	CreateContainer(ctx context.Context, spec ContainerSpec) error
+	StartContainer(ctx context.Context, id string) error
+	// StopContainer sends SIGTERM, waits up to grace, then SIGKILLs.
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
+	// RemoveContainer deletes the task, container, snapshot and fifos; a
+	// missing container is success.
+	RemoveContainer(ctx context.Context, id string) error
+	ContainerStatus(ctx context.Context, id string) (ContainerStatus, error)
+	// ListContainers lists the containers of one pod, or all when podUID is "".
+	ListContainers(ctx context.Context, podUID string) ([]ContainerStatus, error)
+	Exec(ctx context.Context, id string, req ExecRequest) (exitCode int, err error)
+}
+
+// ErrNotFound is returned for an unknown container ID.
+var ErrNotFound = errors.New("container not found")
+
+// Labels on every container orch creates; they let the agent rebuild its
+// view of the node from containerd after a restart.
+const (
+	LabelPodUID       = "io.orch.pod.uid"
+	LabelPodName      = "io.orch.pod.name"
+	LabelPodNamespace = "io.orch.pod.namespace"
+	LabelContainer    = "io.orch.container.name"
+	LabelRestartCount = "io.orch.container.restart-count"
+	LabelLogPath      = "io.orch.container.log-path"
+	LabelStartedAt    = "io.orch.container.started-at"
+	LabelOOMKilled    = "io.orch.container.oom-killed"
+)
+
+// ContainerID is a stable container ID for attempt restartCount of a pod's
+// container: 64 hex digits, like Docker's.
+func ContainerID(podUID, name string, restartCount int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%d", podUID, name, restartCount)))
+	return hex.EncodeToString(sum[:])
+}
+
+// Mount is a bind mount from the host into the container.
+type Mount struct {
+	HostPath      string
+	ContainerPath string
+	ReadOnly      bool
+}
+
+// Resources are the container's cgroup limits (0 = unset).
+type Resources struct {
+	CPUShares   uint64
+	CPUQuota    int64 // µs per period; 0 = no limit
+	CPUPeriod   uint64
+	MemoryLimit int64 // bytes
+}
+
+// Security is the container's resolved securityContext.
+type Security struct {
+	RunAsUser                *int64
+	RunAsGroup               *int64
+	Privileged               bool
+	CapAdd, CapDrop          []string // "NET_ADMIN" or "CAP_NET_ADMIN"; "ALL" allowed in drop
+	ReadOnlyRootFilesystem   bool
+	AllowPrivilegeEscalation *bool // nil = allowed (Kubernetes default)
+}
+
+// ContainerSpec is everything needed to create one container of a pod.
+type ContainerSpec struct {
+	ID           string // see ContainerID
+	PodUID       string
+	PodName      string
+	PodNamespace string
+	Name         string
+	RestartCount int
+
+	Image      string   // reference of an image already in the store (see agent/images)
+	Command    []string // replaces the image's entrypoint
+	Args       []string // replaces the image's cmd
+	Env        []string // KEY=value, applied over the image's env
+	WorkingDir string
+	TTY        bool
+	Stdin      bool
+
+	Mounts         []Mount
+	HostsPath      string // bind-mounted at /etc/hosts when set
+	ResolvConfPath string // bind-mounted at /etc/resolv.conf when set
+	HostnamePath   string // bind-mounted at /etc/hostname when set
+
+	NetnsPath   string // the pod's network namespace; "" = host network
+	Hostname    string // UTS hostname; defaults to PodName
+	CgroupsPath string // e.g. /orch/kubepods/burstable/pod<uid>/<id>
+	Resources   Resources
+	OOMScoreAdj *int
+	Security    Security
+
+	// LogPath is the CRI-format log file; empty = default under the
+	// runtime's log dir: <ns>_<pod>_<uid>/<container>/<restartCount>.log.
+	LogPath string
+}
+
+// State of a container.
+type State string
+
+const (
+	StateCreated State = "created"
+	StateRunning State = "running"
+	StateExited  State = "exited"
+	StateUnknown State = "unknown"
+)
+
+// ContainerStatus is what the pod worker reports.
+type ContainerStatus struct {
+	ID           string
+	PodUID       string
+	PodName      string
+	PodNamespace string
+	Name         string
+	RestartCount int
+	Image        string
+	State        State
+	Pid          uint32
+	ExitCode     int
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	OOMKilled    bool
+	LogPath      string
+}
+
+// ExecRequest runs a command in a running container.
+type ExecRequest struct {
+	Cmd    []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	TTY    bool
+}

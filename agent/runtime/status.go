@@ -1,0 +1,152 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	apievents "github.com/containerd/containerd/api/events"
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/events"
+	"github.com/containerd/errdefs"
+	"github.com/containerd/typeurl/v2"
+	"go.uber.org/zap"
+)
+
+// exitCodeUnknown is reported for a started container whose task vanished
+// (shim killed, node rebooted), as Kubernetes does for unknown exits.
+const exitCodeUnknown = 255
+
+// ContainerStatus reports a container's state from containerd.
+func (r *Containerd) ContainerStatus(ctx context.Context, id string) (ContainerStatus, error) {
+	ctx = r.nsCtx(ctx)
+	c, err := r.load(ctx, id)
+	if err != nil {
+		return ContainerStatus{}, err
+	}
+	return r.status(ctx, c)
+}
+
+func (r *Containerd) status(ctx context.Context, c containerd.Container) (ContainerStatus, error) {
+	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("container %s info: %w", c.ID(), err)
+	}
+	l := info.Labels
+	rc, _ := strconv.Atoi(l[LabelRestartCount])
+	st := ContainerStatus{
+		ID: c.ID(), PodUID: l[LabelPodUID], PodName: l[LabelPodName], PodNamespace: l[LabelPodNamespace],
+		Name: l[LabelContainer], RestartCount: rc, Image: info.Image, CreatedAt: info.CreatedAt,
+		LogPath: l[LabelLogPath], OOMKilled: l[LabelOOMKilled] == "true", State: StateCreated,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, l[LabelStartedAt]); err == nil {
+		st.StartedAt = t
+	}
+	task, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		if !st.StartedAt.IsZero() {
+			st.State, st.ExitCode = StateExited, exitCodeUnknown
+		}
+		return st, nil
+	}
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("container %s task: %w", c.ID(), err)
+	}
+	ts, err := task.Status(ctx)
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("container %s task status: %w", c.ID(), err)
+	}
+	st.Pid = task.Pid()
+	switch ts.Status {
+	case containerd.Running, containerd.Paused, containerd.Pausing:
+		st.State = StateRunning
+	case containerd.Created:
+		st.State = StateCreated
+	case containerd.Stopped:
+		st.State, st.ExitCode, st.FinishedAt = StateExited, int(ts.ExitStatus), ts.ExitTime
+		st.Pid = 0
+		if !st.OOMKilled && st.ExitCode == 137 {
+			st.OOMKilled = cgroupOOMKilled(ctx, c)
+		}
+	default:
+		st.State = StateUnknown
+	}
+	return st, nil
+}
+
+// ListContainers lists orch's containers, of one pod when podUID is set,
+// from containerd's labels: this is how the agent recovers after a restart.
+func (r *Containerd) ListContainers(ctx context.Context, podUID string) ([]ContainerStatus, error) {
+	ctx = r.nsCtx(ctx)
+	filter := fmt.Sprintf("labels.%q", LabelPodUID)
+	if podUID != "" {
+		filter = fmt.Sprintf("labels.%q==%q", LabelPodUID, podUID)
+	}
+	cs, err := r.client.Containers(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	out := make([]ContainerStatus, 0, len(cs))
+	for _, c := range cs {
+		st, err := r.status(ctx, c)
+		if errdefs.IsNotFound(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// watchOOM marks containers whose cgroup hit an OOM kill (the /tasks/oom
+// event) with LabelOOMKilled, so ContainerStatus reports OOMKilled.
+func (r *Containerd) watchOOM(ctx context.Context) {
+	for ctx.Err() == nil {
+		evs, errs := r.client.Subscribe(ctx, fmt.Sprintf(`topic=="/tasks/oom",namespace==%q`, r.opts.Namespace))
+		r.consumeOOM(ctx, evs, errs)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (r *Containerd) consumeOOM(ctx context.Context, evs <-chan *events.Envelope, errs <-chan error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-errs:
+			if err != nil && ctx.Err() == nil {
+				r.log.Debug("event subscription ended", zap.Error(err))
+			}
+			return
+		case e := <-evs:
+			v, err := typeurl.UnmarshalAny(e.Event)
+			if err != nil {
+				continue
+			}
+			oom, ok := v.(*apievents.TaskOOM)
+			if !ok {
+				continue
+			}
+			r.markOOM(ctx, oom.ContainerID)
+		}
+	}
+}
+
+func (r *Containerd) markOOM(ctx context.Context, id string) {
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return
+	}
+	if _, err := c.SetLabels(ctx, map[string]string{LabelOOMKilled: "true"}); err != nil {
+		r.log.Warn("record OOM kill", zap.String("id", id), zap.Error(err))
+		return
+	}
+	r.log.Info("container OOM-killed", zap.String("id", id))
+}
