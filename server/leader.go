@@ -10,6 +10,7 @@ import (
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/apiserver"
+	"github.com/orch/orch/server/controllers/nodeipam"
 )
 
 // readyState records that the leader has created the bootstrap objects. It is
@@ -70,7 +71,7 @@ func leadUntilLost(ctx context.Context, changes <-chan bool, run func(context.Co
 
 // leaderTasks creates the bootstrap objects (retrying with back-off until it
 // works) and then runs the leader-only control loops until lctx ends.
-func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState, log *zap.Logger) {
+func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState, ipam *nodeipam.Controller, log *zap.Logger) {
 	backoff := 100 * time.Millisecond
 	for {
 		err := api.Bootstrap(lctx)
@@ -86,5 +87,10 @@ func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState,
 		backoff = min(2*backoff, 5*time.Second)
 	}
 	ready.set()
+	go func() {
+		if err := ipam.Run(lctx); err != nil && lctx.Err() == nil {
+			log.Error("node IPAM stopped", zap.Error(err))
+		}
+	}()
 	api.RunNamespaceLifecycle(lctx)
 }

@@ -14,12 +14,16 @@ import (
 
 	"go.uber.org/zap"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/internal/pki"
 	"github.com/orch/orch/internal/version"
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/controllers/nodeipam"
+	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
 )
 
@@ -35,16 +39,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	bundle, err := pki.LoadOrCreate(filepath.Join(dir, "tls"), pki.Options{
-		AdvertiseAddress: p.Advertise.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
-		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"),
-	})
+	bundle, token, err := loadIdentity(cfg, p, dir, log)
 	if err != nil {
-		return fmt.Errorf("loading cluster certificates: %w", err)
-	}
-	_, err = pki.LoadOrCreateToken(filepath.Join(dir, "token"), bundle.CAPEM(), cfg.Token, log.Named("pki"))
-	if err != nil {
-		return fmt.Errorf("join token: %w", err)
+		return err
 	}
 	store, err := openStore(ctx, cfg, p, bundle, log)
 	if err != nil {
@@ -53,21 +50,71 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer closeLogged(log, "datastore", store.Close)
 
 	ready := newReadyState()
-	api, err := newAPIServer(cfg, p, dir, bundle, store, ready, log)
+	nodeGraph := &auth.LateGraph{}
+	api, err := newAPIServer(cfg, p, dir, bundle, store, ready, nodeGraph, log)
 	if err != nil {
 		return err
 	}
-	srv, errc, err := serveHTTPS(cfg, p, bundle, api.Handler(), log)
+	ipam, stopInProcess, err := startInProcess(cfg, api, nodeGraph, log)
+	if err != nil {
+		return err
+	}
+	defer stopInProcess()
+	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log})
+	if err != nil {
+		return err
+	}
+	srv, errc, err := serveHTTPS(cfg, p, bundle, joinHandler.Wrap(api.Handler()), log)
 	if err != nil {
 		return err
 	}
 	defer shutdownHTTP(log, srv)
-	stopPprof := servePprof(cfg.PprofAddress, log)
-	defer stopPprof()
+	defer servePprof(cfg.PprofAddress, log)()
 
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
-		leaderTasks(lctx, api, ready, log)
+		leaderTasks(lctx, api, ready, ipam, log)
 	})
+	return serveUntilDone(ctx, cfg, p, bundle, ready, errc, started, log)
+}
+
+// loadIdentity loads or creates the cluster CA, certificates and join token.
+func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bundle, string, error) {
+	bundle, err := pki.LoadOrCreate(filepath.Join(dir, "tls"), pki.Options{
+		AdvertiseAddress: p.Advertise.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
+		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"),
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("loading cluster certificates: %w", err)
+	}
+	token, err := pki.LoadOrCreateToken(filepath.Join(dir, "token"), bundle.CAPEM(), cfg.Token, log.Named("pki"))
+	if err != nil {
+		return nil, "", fmt.Errorf("join token: %w", err)
+	}
+	return bundle, token, nil
+}
+
+// startInProcess starts what runs in-process on every server over the
+// loopback client: the pod cache behind node authorization. It returns the
+// leader-only node IPAM controller (started by leaderTasks) and a stop func.
+func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, log *zap.Logger) (*nodeipam.Controller, func(), error) {
+	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport()}
+	loopClient, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loopback client: %w", err)
+	}
+	ipam, err := nodeipam.New(nodeipam.Config{Client: loopClient, ClusterCIDR: cfg.ClusterCIDR, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	podGraph, stopGraph := auth.StartPodGraph(loopClient)
+	nodeGraph.Set(podGraph)
+	return ipam, stopGraph, nil
+}
+
+// serveUntilDone waits for the bootstrap objects, writes the kubeconfig,
+// announces readiness and then serves until ctx ends or the listener fails.
+func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, ready *readyState,
+	errc <-chan error, started time.Time, log *zap.Logger) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -112,7 +159,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 }
 
 func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
-	ready *readyState, log *zap.Logger) (*apiserver.Server, error) {
+	ready *readyState, nodeGraph auth.NodeGraph, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
@@ -126,7 +173,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Store:            store,
 		Resources:        registry.All(regCfg),
 		Authenticator:    auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens),
-		Authorizer:       auth.NewAuthorizer(log.Named("authz")),
+		Authorizer:       auth.NewAuthorizer(log.Named("authz"), auth.NodeRule(nodeGraph)),
 		Logger:           log,
 		Ready:            readiness(store, ready),
 		AdvertiseAddress: p.Advertise,

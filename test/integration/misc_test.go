@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/orch/orch/test/testutil"
 )
@@ -186,8 +187,17 @@ func testClusterScoped(t *testing.T, s *testutil.Server) {
 	if r.code != 404 {
 		t.Errorf("GET of nodes under a namespace: HTTP %d, want 404", r.code)
 	}
-	n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: mustQuantity("4")}
-	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	// The server's node IPAM controller writes spec.podCIDR right after the
+	// create, so update the status from a fresh read.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: mustQuantity("4")}
+		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
 	must(t, err, "update node status")
 }
 

@@ -1,0 +1,7 @@
+// Package join is the node side of joining a cluster: it pins the cluster CA
+// with the sha256 in the K10 join token, asks the server for a node client
+// certificate (system:node:<name>, group system:nodes) with the token's
+// secret, and keeps ca.crt, node.crt, node.key and a kubeconfig in a
+// directory so that a restarted agent reuses them. Nothing secret is sent
+// before the server's CA matched the token.
+package join

@@ -1,0 +1,101 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// NodeLeaseNamespace holds the nodes' heartbeat Leases.
+const NodeLeaseNamespace = "kube-node-lease"
+
+// NodeGraph answers what the node rule must know about pods, like the graph
+// behind kube's Node authorizer.
+type NodeGraph interface {
+	// PodNodeName returns spec.nodeName of a pod; found is false when the
+	// pod does not exist.
+	PodNodeName(ctx context.Context, namespace, name string) (nodeName string, found bool, err error)
+	// References reports whether a pod bound to node references the object
+	// (resource is "secrets", "configmaps" or "persistentvolumeclaims").
+	References(ctx context.Context, node, resource, namespace, name string) (bool, error)
+}
+
+// nodeRule holds the state of NodeRule.
+type nodeRule struct{ graph NodeGraph }
+
+// NodeRule is kube's Node authorizer plus the NodeRestriction essentials
+// for users system:node:<name> in group system:nodes. Other users get no
+// opinion. With a nil graph, secrets, configmaps and claims are readable by
+// every node and pod status updates and deletions are not checked against
+// spec.nodeName (a degraded mode; pass a graph).
+func NodeRule(graph NodeGraph) Rule {
+	r := &nodeRule{graph: graph}
+	return r.decide
+}
+
+func (r *nodeRule) decide(ctx context.Context, a Attributes) (Decision, string, error) {
+	node, ok := nodeName(a.User)
+	if !ok {
+		return NoOpinion, "", nil
+	}
+	if node == "" {
+		return Deny, "unknown node: the user name must be system:node:<node name>", nil
+	}
+	if !a.IsResource {
+		return r.nonResource(node, a)
+	}
+	switch a.APIGroup + "/" + a.Resource {
+	case "/nodes":
+		return r.nodes(node, a)
+	case "/pods":
+		return r.pods(ctx, node, a)
+	case "/secrets", "/configmaps", "/persistentvolumeclaims":
+		return r.referenced(ctx, node, a)
+	case "/services", "/endpoints", "/namespaces", "/persistentvolumes", "discovery.k8s.io/endpointslices":
+		return readOnly(node, a)
+	case "coordination.k8s.io/leases":
+		return r.leases(node, a)
+	case "/events", "events.k8s.io/events":
+		return events(node, a)
+	}
+	return Deny, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
+}
+
+// nodeName returns the node of a system:node:<name> user in system:nodes.
+func nodeName(u *User) (string, bool) {
+	if u == nil || !strings.HasPrefix(u.Name, NodeUserPrefix) || !slices.Contains(u.Groups, GroupNodes) {
+		return "", false
+	}
+	return strings.TrimPrefix(u.Name, NodeUserPrefix), true
+}
+
+var readVerbs = []string{"get", "list", "watch"}
+
+func isRead(verb string) bool { return slices.Contains(readVerbs, verb) }
+
+// nonResource allows the discovery, version and health paths clients read.
+func (r *nodeRule) nonResource(node string, a Attributes) (Decision, string, error) {
+	if a.Verb == "get" || a.Verb == "head" {
+		for _, p := range []string{"/api", "/apis", "/version", "/healthz", "/livez", "/readyz", "/openapi"} {
+			if a.Path == p || strings.HasPrefix(a.Path, p+"/") {
+				return Allow, "nodes may read " + p, nil
+			}
+		}
+	}
+	return Deny, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
+}
+
+func readOnly(node string, a Attributes) (Decision, string, error) {
+	if a.Subresource == "" && isRead(a.Verb) {
+		return Allow, "nodes may read " + a.Resource, nil
+	}
+	return Deny, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
+}
+
+func events(node string, a Attributes) (Decision, string, error) {
+	if slices.Contains([]string{"create", "update", "patch"}, a.Verb) && a.Subresource == "" {
+		return Allow, "nodes may record events", nil
+	}
+	return Deny, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
+}
