@@ -1,0 +1,20 @@
+// Package volumes prepares a pod's volumes on the host, as the kubelet's
+// volume manager does for the in-tree, node-local volume types, so that the
+// runtime can bind-mount them into containers:
+//
+//   - emptyDir: <PodsDir>/<uid>/volumes/kubernetes.io~empty-dir/<name>, mode
+//     0777; medium Memory is a tmpfs sized like the kubelet does (sizeLimit,
+//     pod memory limit, node allocatable memory: the smallest that is set).
+//   - hostPath: the host path itself, after the kubelet's type checks
+//     (DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice,
+//     BlockDevice) with the kubelet's error messages.
+//   - configMap, secret, downwardAPI, projected: files written with the
+//     kubelet's AtomicWriter scheme (a timestamped "..2006_01_02_15_04_05.*"
+//     directory, a "..data" symlink swapped by rename, user-visible names as
+//     symlinks through ..data), so a reader never sees a half-written set.
+//     Secret and projected volumes live on a tmpfs, never on disk. UpdatePod
+//     rewrites them in place when the objects change. They are read-only.
+//
+// TeardownPod unmounts every mount under the pod's directory and removes it.
+// File contents (secrets!) are never logged.
+package volumes
