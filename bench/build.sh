@@ -11,6 +11,8 @@ cache_root="${ORCH_CACHE_DIR:-/var/cache/orch}/bench"
 key="$( (cat "$mod/go.sum"; go env GOVERSION; cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)"
 cache="$cache_root/$key"
 mkdir -p "$cache"
+# Drop binaries of other keys (older dependency sets); each set is ~250 MB.
+find "$cache_root" -mindepth 1 -maxdepth 1 -type d ! -name "$key" -exec rm -rf {} +
 
 log() { echo "bench/build: $*" >&2; }
 
@@ -24,7 +26,7 @@ build_cached() {
     log "$name: cached at $out"
     return
   fi
-  log "$name: building $pkg (CGO_ENABLED=$cgo); kube-apiserver takes ~8 min on 2 cores"
+  log "$name: building $pkg (CGO_ENABLED=$cgo) (kube-apiserver: ~8-35 min cold on 2 cores, seconds when Go's build cache is warm)"
   local start=$SECONDS
   (cd "$mod" && CGO_ENABLED="$cgo" go build -trimpath -ldflags="-s -w $ldflags" -o "$out.tmp" "$pkg")
   mv "$out.tmp" "$out"

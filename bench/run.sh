@@ -38,12 +38,17 @@ trap 'exit 143' TERM
 log() { echo "bench/run: $*" >&2; }
 
 machine() {
-  local disk fs
-  fs="$(df -PT "$work" | awk 'NR==2 {print $2" on "$1}')"
-  disk="$(lsblk -dno NAME,ROTA,SIZE 2>/dev/null | awk '{printf "%s%s(%s, %s) ", sep, $1, ($2=="1"?"rotational":"non-rotational"), $3}')"
-  printf '%s CPUs (%s), %s RAM, kernel %s, %s; disk %s; %s' \
+  local src fstype disk fsync
+  read -r src fstype < <(df -PT "$work" | awk 'NR==2 {print $1, $2}')
+  disk="$(lsblk -dno ROTA,SIZE "$src" 2>/dev/null | awk '{print ($1=="1"?"rotational":"non-rotational")", "$2}')"
+  # Synchronous 4 KiB writes per second: what a datastore's fsync costs here.
+  fsync="$(dd if=/dev/zero of="$work/fsync-probe" bs=4k count=500 oflag=dsync 2>&1 \
+    | awk '/copied/ {for (i=1;i<=NF;i++) if ($i ~ /^s,?$/) t=$(i-1); printf "%.0f", 500/t}')"
+  rm -f "$work/fsync-probe"
+  printf '%s CPUs (%s), %s RAM, kernel %s, %s; %s on %s (%s), %s fsync-ed 4 KiB writes/s (dd oflag=dsync); load average at start %s' \
     "$(nproc)" "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)" \
-    "$(free -h | awk '/^Mem:/ {print $2}')" "$(uname -r)" "$(go env GOVERSION)" "$fs" "$disk"
+    "$(free -h | awk '/^Mem:/ {print $2}')" "$(uname -r)" "$(go env GOVERSION)" \
+    "$fstype" "$src" "$disk" "$fsync" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 start=$SECONDS
@@ -55,7 +60,8 @@ args=(--work-dir "$work")
 if [[ " $targets " == *" orch "* ]]; then
   orch="${ORCH_BIN:-}"
   if [[ -z "$orch" ]]; then
-    orch="$work/orch"
+    mkdir -p "$work/bin"
+    orch="$work/bin/orch"
     log "building orch"
     (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$orch" .)
   fi
@@ -86,7 +92,7 @@ if [[ -s "$out/orch-cpu.pprof" ]]; then
   log "CPU profile: $out/orch-cpu-top.txt, $out/orch-cpu-cum.txt"
 fi
 if [[ -s "$out/orch.perf.data" ]]; then
-  perf report -i "$out/orch.perf.data" --stdio --no-children --percent-limit 0.7 \
+  perf report -i "$out/orch.perf.data" --stdio --no-children -g none --percent-limit 0.7 \
     --sort symbol 2>/dev/null | grep -v '^$' | head -120 > "$out/orch-perf.txt" || true
   perf report -i "$out/orch.perf.data" --stdio --children --percent-limit 3 \
     --sort symbol -g none 2>/dev/null | grep -v '^$' | head -80 > "$out/orch-perf-children.txt" || true

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/orch/orch/internal/pki"
 )
@@ -80,5 +81,28 @@ func TestCertAuthenticator(t *testing.T) {
 				t.Fatalf("user %+v", u)
 			}
 		})
+	}
+}
+
+// TestCertAuthenticatorCachesVerification checks that a certificate is
+// verified once, stays accepted from the cache, and is checked again after
+// it expires.
+func TestCertAuthenticatorCachesVerification(t *testing.T) {
+	b := newBundle(t)
+	a := NewCertAuthenticator(b.CAPool())
+	req := httptest.NewRequest("GET", "/", nil)
+	req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{clientCert(t, b, "alice", "dev")}}
+	u1, ok, err := a.AuthenticateRequest(req)
+	if err != nil || !ok {
+		t.Fatalf("first: %v %v", ok, err)
+	}
+	a.roots = x509.NewCertPool() // a cache miss would now fail verification
+	u2, ok, err := a.AuthenticateRequest(req)
+	if err != nil || !ok || u2 != u1 {
+		t.Fatalf("cached: %v %v %v", u2, ok, err)
+	}
+	a.now = func() time.Time { return time.Now().Add(100 * 365 * 24 * time.Hour) }
+	if _, _, err := a.AuthenticateRequest(req); err == nil {
+		t.Fatal("an expired cache entry was still accepted")
 	}
 }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/orch/orch/tools/bench/internal/load"
+	"github.com/orch/orch/tools/bench/internal/report"
+	"github.com/orch/orch/tools/bench/internal/servers"
+)
+
+type runFlags struct {
+	params
+	orch, kubeAPIServer, kine string
+	workDir, outJSON, outMD   string
+	idle                      time.Duration
+	machine                   string
+	keepLogs                  string
+	perfOut                   string
+	pprofOut                  string
+}
+
+func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	levels := f.register(fs)
+	fs.StringVar(&f.orch, "orch", "", "orch binary (empty: skip orch)")
+	fs.StringVar(&f.kubeAPIServer, "kube-apiserver", "", "kube-apiserver binary (empty: skip baseline)")
+	fs.StringVar(&f.kine, "kine", "", "kine binary")
+	fs.StringVar(&f.workDir, "work-dir", "", "scratch directory (required; the caller removes it)")
+	fs.StringVar(&f.outJSON, "out-json", "", "write results as JSON here")
+	fs.StringVar(&f.outMD, "out-md", "", "write the Markdown table here")
+	fs.DurationVar(&f.idle, "idle", 60*time.Second, "idle time before measuring RSS")
+	fs.StringVar(&f.machine, "machine", "", "machine description for the report")
+	fs.StringVar(&f.keepLogs, "keep-logs", "", "copy server logs into this directory")
+	fs.StringVar(&f.pprofOut, "pprof-out", "", "fetch a Go CPU profile of orch (its --pprof-address) during the largest create level into this file")
+	fs.StringVar(&f.perfOut, "perf-out", "", "record perf CPU samples of orch during the largest create level into this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := f.parseLevels(*levels); err != nil {
+		return err
+	}
+	if f.workDir == "" {
+		return errors.New("--work-dir is required")
+	}
+	run := &report.Run{Started: time.Now(), Machine: f.machine, Params: f.params.String()}
+	if f.orch != "" {
+		run.Targets = append(run.Targets, measure(ctx, log, &f, "orch"))
+	}
+	if f.kubeAPIServer != "" {
+		run.Targets = append(run.Targets, measure(ctx, log, &f, "baseline"))
+	}
+	if err := write(run, f.outJSON, f.outMD); err != nil {
+		return err
+	}
+	var failed []string
+	for _, t := range run.Targets {
+		if len(t.Errors) > 0 {
+			failed = append(failed, t.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("errors measuring %v (see the report)", failed)
+	}
+	return nil
+}
+
+// measure starts one server in its own scratch dir, measures it and stops it.
+func measure(ctx context.Context, log *zap.Logger, f *runFlags, name string) *report.Target {
+	t := &report.Target{Name: name}
+	dir := filepath.Join(f.workDir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return t
+	}
+	log = log.With(zap.String("target", name))
+	log.Info("starting server")
+	var s *servers.Server
+	var err error
+	pprofAddr := ""
+	if name == "orch" && f.pprofOut != "" {
+		if pprofAddr, err = servers.PprofAddr(); err != nil {
+			t.Errors = append(t.Errors, err.Error())
+			return t
+		}
+	}
+	if name == "orch" {
+		s, err = servers.StartOrch(ctx, dir, f.orch, pprofAddr)
+	} else {
+		s, err = servers.StartBaseline(ctx, dir, servers.BaselineBins{KubeAPIServer: f.kubeAPIServer, Kine: f.kine})
+	}
+	defer func() {
+		if s != nil {
+			if err := s.Stop(); err != nil {
+				log.Warn("stop", zap.Error(err))
+			}
+		}
+		keepLogs(log, dir, f.keepLogs, name)
+	}()
+	if err != nil {
+		t.Errors = append(t.Errors, fmt.Sprintf("start: %v", err))
+		return t
+	}
+	t.StartupToReady = s.Ready
+	t.Version = servers.Version(s.Kubeconfig)
+	log.Info("ready", zap.Duration("startup", s.Ready), zap.String("version", t.Version))
+	measureIdle(ctx, log, s, t, f.idle)
+	if ctx.Err() != nil {
+		t.Errors = append(t.Errors, "interrupted")
+		return t
+	}
+	if err := servers.EnsureNamespace(ctx, s.Kubeconfig, f.namespace, time.Minute); err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return t
+	}
+	var hook levelHook
+	switch {
+	case name == "orch" && f.pprofOut != "":
+		hook = pprofHook(log, pprofAddr, f.pprofOut, slices.Max(f.levels), f.duration)
+	case name == "orch" && f.perfOut != "":
+		hook = perfHook(log, s, f.perfOut, slices.Max(f.levels))
+	}
+	measureLoad(ctx, log, s, t, &f.params, hook)
+	if _, rss, err := s.RSSKiB(); err == nil {
+		t.RSSAfterLoadKiB = rss
+	}
+	return t
+}
+
+func measureIdle(ctx context.Context, log *zap.Logger, s *servers.Server, t *report.Target, idle time.Duration) {
+	cpu0, err := s.CPUSeconds()
+	if err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return
+	}
+	log.Info("idling", zap.Duration("for", idle))
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(idle):
+	}
+	if err := s.Alive(); err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return
+	}
+	cpu1, _ := s.CPUSeconds()
+	t.IdleSeconds = time.Since(start).Seconds()
+	t.IdleCPUSeconds = cpu1 - cpu0
+	by, total, err := s.RSSKiB()
+	if err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return
+	}
+	t.IdleRSSKiB, t.IdleRSSByProc = total, by
+	log.Info("idle", zap.Int64("rss_kib", total), zap.Float64("cpu_s", t.IdleCPUSeconds))
+}
+
+func measureLoad(ctx context.Context, log *zap.Logger, s *servers.Server, t *report.Target, p *params, hook levelHook) {
+	cfg, err := load.LoadConfig(s.Kubeconfig)
+	if err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return
+	}
+	t.Creates, t.Watch, t.Errors = runLoad(ctx, log, cfg, p, hook, s.CPUSeconds, t.Errors)
+	if err := s.Alive(); err != nil {
+		t.Errors = append(t.Errors, err.Error())
+	}
+}
+
+func write(run *report.Run, outJSON, outMD string) error {
+	var md bytes.Buffer
+	run.Markdown(&md)
+	fmt.Print(md.String())
+	if outMD != "" {
+		if err := os.WriteFile(outMD, md.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", outMD, err)
+		}
+	}
+	if outJSON == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	if err := os.WriteFile(outJSON, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", outJSON, err)
+	}
+	return nil
+}
+
+func keepLogs(log *zap.Logger, dir, to, name string) {
+	if to == "" {
+		return
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		dst := filepath.Join(to, name+"-"+filepath.Base(l))
+		if err := os.WriteFile(dst, data, 0o600); err != nil {
+			log.Warn("keep log", zap.String("file", dst), zap.Error(err))
+		}
+	}
+}

@@ -1,0 +1,3 @@
+// Package report holds the benchmark's result types and renders them as a
+// side-by-side Markdown table.
+package report
