@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is everything `orch server` needs, built by internal/cli from flags,
@@ -27,6 +28,7 @@ type Config struct {
 	DisableAgent          bool
 	RaftPort              int
 	DefaultWatchCacheSize int
+	EventTTL              time.Duration
 	PprofAddress          string
 	Debug                 bool
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/apiserver"
-	"github.com/orch/orch/server/controllers/nodeipam"
 )
 
 // readyState records that the leader has created the bootstrap objects. It is
@@ -69,9 +68,15 @@ func leadUntilLost(ctx context.Context, changes <-chan bool, run func(context.Co
 	}
 }
 
+// controller is a leader-only control loop: run returns when ctx ends.
+type controller struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
 // leaderTasks creates the bootstrap objects (retrying with back-off until it
 // works) and then runs the leader-only control loops until lctx ends.
-func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState, ipam *nodeipam.Controller, log *zap.Logger) {
+func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState, loops []controller, log *zap.Logger) {
 	backoff := 100 * time.Millisecond
 	for {
 		err := api.Bootstrap(lctx)
@@ -87,10 +92,12 @@ func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState,
 		backoff = min(2*backoff, 5*time.Second)
 	}
 	ready.set()
-	go func() {
-		if err := ipam.Run(lctx); err != nil && lctx.Err() == nil {
-			log.Error("node IPAM stopped", zap.Error(err))
-		}
-	}()
+	for _, c := range loops {
+		go func() {
+			if err := c.run(lctx); err != nil && lctx.Err() == nil {
+				log.Error("controller stopped", zap.String("controller", c.name), zap.Error(err))
+			}
+		}()
+	}
 	api.RunNamespaceLifecycle(lctx)
 }

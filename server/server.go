@@ -22,6 +22,7 @@ import (
 	"github.com/orch/orch/internal/version"
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/controllers/eventttl"
 	"github.com/orch/orch/server/controllers/nodeipam"
 	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
@@ -55,7 +56,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	ipam, stopInProcess, err := startInProcess(cfg, api, nodeGraph, log)
+	loops, stopInProcess, err := startInProcess(cfg, api, nodeGraph, log)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer servePprof(cfg.PprofAddress, log)()
 
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
-		leaderTasks(lctx, api, ready, ipam, log)
+		leaderTasks(lctx, api, ready, loops, log)
 	})
 	return serveUntilDone(ctx, cfg, p, bundle, ready, errc, started, log)
 }
@@ -94,9 +95,9 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 }
 
 // startInProcess starts what runs in-process on every server over the
-// loopback client: the pod cache behind node authorization. It returns the
-// leader-only node IPAM controller (started by leaderTasks) and a stop func.
-func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, log *zap.Logger) (*nodeipam.Controller, func(), error) {
+// loopback client (the pod cache behind node authorization) and builds the
+// leader-only controllers, which leaderTasks runs. It returns a stop func.
+func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, log *zap.Logger) ([]controller, func(), error) {
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport()}
 	loopClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
@@ -106,9 +107,14 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 	if err != nil {
 		return nil, nil, err
 	}
+	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
+	loops := []controller{
+		{"node IPAM", ipam.Run},
+		{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
+	}
 	podGraph, stopGraph := auth.StartPodGraph(loopClient)
 	nodeGraph.Set(podGraph)
-	return ipam, stopGraph, nil
+	return loops, stopGraph, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,

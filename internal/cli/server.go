@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -37,6 +38,7 @@ func serverFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "disable-agent", EnvVars: envVars("disable-agent"), Usage: "do not run an agent for this server's own node"},
 		i("raft-port", 6444, "port of the datastore's Raft transport (mutual TLS)"),
 		i("default-watch-cache-size", 1000, "events kept for watch resume; older resourceVersions get 410 Gone"),
+		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
 	}
@@ -82,6 +84,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		DisableAgent:          c.Bool("disable-agent"),
 		RaftPort:              c.Int("raft-port"),
 		DefaultWatchCacheSize: c.Int("default-watch-cache-size"),
+		EventTTL:              c.Duration("event-ttl"),
 		PprofAddress:          c.String("pprof-address"),
 		Debug:                 c.Bool("debug"),
 	}, nil
