@@ -170,6 +170,10 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
 	}
+	kubeletTLS, err := kubeletClientTLS(bundle)
+	if err != nil {
+		return nil, err
+	}
 	regCfg := registry.Config{
 		ServiceCIDR:   p.ServiceCIDR,
 		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
@@ -186,7 +190,23 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		SecurePort:       cfg.HTTPSListenPort,
 		ServiceCIDR:      p.ServiceCIDR,
 		Version:          version.Kubernetes(),
+		KubeletClientTLS: kubeletTLS,
 	})
+}
+
+// kubeletClientTLS is how the API server reaches node agents for logs, exec
+// and port-forward: a client certificate system:apiserver-kubelet-client
+// (issued at each start) and the cluster CA for the agents' serving certs.
+func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
+	certPEM, keyPEM, err := bundle.IssueClientCert("system:apiserver-kubelet-client", []string{"system:masters"})
+	if err != nil {
+		return nil, fmt.Errorf("issuing the kubelet client certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet client certificate: %w", err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
 }
 
 func readiness(store *datastore.RaftStore, ready *readyState) func() error {

@@ -84,6 +84,8 @@ func (s *Server) route(rc *reqCtx) (resourceHandler, error) {
 		h = map[string]resourceHandler{"create": s.handleBinding}[verb]
 	case sub == "eviction" && rc.gr == podsGR:
 		h = map[string]resourceHandler{"create": s.handleEviction}[verb]
+	case podProxySubresources[sub] && rc.gr == podsGR:
+		h = s.podProxyRoute(sub, verb)
 	case sub == "finalize" && rc.res == s.namespaces && s.namespaces != nil:
 		h = map[string]resourceHandler{"update": s.handleFinalize}[verb]
 	default:

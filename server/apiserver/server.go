@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,6 +34,10 @@ type Config struct {
 	SecurePort          int
 	ServiceCIDR         *net.IPNet
 	Version             version.Info
+	// KubeletClientTLS is the client TLS (kubelet-client certificate and the
+	// cluster CA) for proxying pods/log, exec, attach and portforward to node
+	// agents; nil = those answer 503.
+	KubeletClientTLS *tls.Config
 }
 
 // Server is the Kubernetes REST handler. Create it with New.
@@ -48,6 +53,7 @@ type Server struct {
 	namespaces *registry.Resource
 	dec        decoders
 	handler    http.Handler
+	kubelet    *kubeletClient // nil without Config.KubeletClientTLS
 }
 
 // New checks cfg and builds a Server.
@@ -89,6 +95,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.dec = newDecoders(cfg.Scheme)
+	s.kubelet = newKubeletClient(cfg.KubeletClientTLS)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
 }

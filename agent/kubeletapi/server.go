@@ -1,0 +1,160 @@
+package kubeletapi
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/orch/orch/agent/runtime"
+)
+
+// Runtime is the part of runtime.Interface this API needs.
+type Runtime interface {
+	ContainerStatus(ctx context.Context, id string) (runtime.ContainerStatus, error)
+	Exec(ctx context.Context, id string, req runtime.ExecRequest) (exitCode int, err error)
+}
+
+var _ Runtime = (runtime.Interface)(nil)
+
+// Pod is what the API needs to know about a pod running on this node.
+type Pod struct {
+	UID string
+	// IP is the pod's IP on the node bridge; port-forward dials it.
+	IP string
+	// Containers maps a container name to the ID of its current container.
+	Containers map[string]string
+}
+
+// Config configures the API.
+type Config struct {
+	Runtime Runtime
+	// LogDir is the runtime's log dir, used when a container status has no LogPath.
+	LogDir string
+	// ServerTLS serves the node's certificate; ClientAuth and ClientCAs are set by New.
+	ServerTLS *tls.Config
+	ClientCA  *x509.CertPool
+	// AllowedClient accepts a verified client certificate (e.g. CN
+	// system:apiserver-kubelet-client); nil rejects every client.
+	AllowedClient func(*x509.Certificate) bool
+	// PodLookup finds a pod of this node by namespace and name.
+	PodLookup func(ns, name string) (Pod, bool)
+	// FollowPoll is how often a followed log is checked for new lines; 0 = 250ms.
+	FollowPoll time.Duration
+}
+
+// Server is the agent's HTTPS API.
+type Server struct {
+	cfg Config
+	log *zap.Logger
+	mux *http.ServeMux
+}
+
+// New checks cfg and builds the Server.
+func New(log *zap.Logger, cfg Config) (*Server, error) {
+	if cfg.Runtime == nil || cfg.PodLookup == nil || cfg.ClientCA == nil {
+		return nil, errors.New("kubeletapi: Config.Runtime, PodLookup and ClientCA are required")
+	}
+	if cfg.FollowPoll <= 0 {
+		cfg.FollowPoll = 250 * time.Millisecond
+	}
+	s := &Server{cfg: cfg, log: log.Named("kubeletapi"), mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /containerLogs/{ns}/{pod}/{container}", s.serveLogs)
+	s.mux.HandleFunc("/exec/{ns}/{pod}/{container}", s.serveExec)
+	s.mux.HandleFunc("/attach/{ns}/{pod}/{container}", s.serveAttach)
+	s.mux.HandleFunc("/portForward/{ns}/{pod}", s.servePortForward)
+	return s, nil
+}
+
+// TLSConfig is cfg.ServerTLS requiring a client certificate from ClientCA,
+// limited to HTTP/1.1 (stream upgrades need it).
+func (s *Server) TLSConfig() *tls.Config {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.cfg.ServerTLS != nil {
+		c = s.cfg.ServerTLS.Clone()
+	}
+	c.ClientAuth = tls.RequireAndVerifyClientCert
+	c.ClientCAs = s.cfg.ClientCA
+	c.NextProtos = []string{"http/1.1"}
+	return c
+}
+
+// Handler is the API behind TLS: it checks the client certificate, then routes.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "a client certificate signed by the cluster CA is required")
+		return
+	}
+	leaf := r.TLS.VerifiedChains[0][0]
+	if s.cfg.AllowedClient == nil || !s.cfg.AllowedClient(leaf) {
+		writeStatus(w, http.StatusForbidden, "Forbidden",
+			fmt.Sprintf("client %q may not use the node API", leaf.Subject.CommonName))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Serve serves the API on ln with TLS until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.TLSConfig(),
+		ErrorLog: zap.NewStdLog(s.log.Named("http"))}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			_ = srv.Close()
+		case <-done:
+		}
+	}()
+	err := srv.Serve(tls.NewListener(ln, srv.TLSConfig))
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("kubelet API: %w", err)
+}
+
+// ListenAndServe listens on addr (e.g. ":10250") and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("kubelet API listen on %s: %w", addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// container resolves {ns}/{pod}/{container} of a request.
+func (s *Server) container(r *http.Request) (Pod, string, error) {
+	ns, name, cname := r.PathValue("ns"), r.PathValue("pod"), r.PathValue("container")
+	pod, ok := s.cfg.PodLookup(ns, name)
+	if !ok {
+		return Pod{}, "", &httpError{http.StatusNotFound, "NotFound", fmt.Sprintf("pod %q not found in namespace %q on this node", name, ns)}
+	}
+	id, ok := pod.Containers[cname]
+	if !ok {
+		return Pod{}, "", &httpError{http.StatusBadRequest, "BadRequest", fmt.Sprintf("container %s is not valid for pod %s", cname, name)}
+	}
+	return pod, id, nil
+}
+
+func queryFlag(r *http.Request, names ...string) bool {
+	for _, n := range names {
+		v := strings.ToLower(r.URL.Query().Get(n))
+		if v == "1" || v == "true" {
+			return true
+		}
+	}
+	return false
+}
