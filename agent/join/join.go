@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -21,6 +22,10 @@ const (
 	CertFile       = "node.crt"
 	KeyFile        = "node.key"
 	KubeconfigFile = "kubeconfig.yaml"
+	// ServingCertFile and ServingKeyFile hold the kubelet-API serving
+	// certificate (ServerAuth, SANs <node name> and Options.NodeIPs); both 0600.
+	ServingCertFile = "serving.crt"
+	ServingKeyFile  = "serving.key"
 )
 
 // DefaultRenewBefore is how long before expiry stored credentials are
@@ -34,6 +39,11 @@ var (
 	ErrUnpinnedToken = errors.New("the join token does not pin the cluster CA")
 	// ErrRejected means the server refused the request (e.g. wrong secret).
 	ErrRejected = errors.New("the server refused the join request")
+	// ErrNoServingCertificate means there is no serving certificate: the
+	// server is too old to issue one, or the Credentials lack it.
+	ErrNoServingCertificate = errors.New("no node serving certificate")
+	// ErrInvalidNodeIP means Options.NodeIPs holds an unusable address.
+	ErrInvalidNodeIP = errors.New("invalid node IP")
 )
 
 // Options configure JoinWithOptions.
@@ -48,6 +58,11 @@ type Options struct {
 	Logger      *zap.Logger
 	// Now is the clock for expiry checks; nil = time.Now.
 	Now func() time.Time
+	// NodeIPs are put into the serving certificate as IP SANs (the
+	// addresses the API server dials, e.g. the Node's InternalIP). A stored
+	// serving certificate with other IPs makes the agent join again.
+	// Unspecified and multicast addresses are refused; nil = DNS SAN only.
+	NodeIPs []net.IP
 }
 
 // Credentials are a node's identity, as stored in Dir.
@@ -61,6 +76,18 @@ type Credentials struct {
 	KubeconfigPath string
 	// Reused is true when stored credentials were used without a new join.
 	Reused bool
+
+	// ServingCertPEM and ServingKeyPEM are the kubelet-API serving
+	// certificate and its key (never log the key); see ServingTLS.
+	ServingCertPEM []byte
+	ServingKeyPEM  []byte
+	// ServingCertPath and ServingKeyPath are where they are stored.
+	ServingCertPath string
+	ServingKeyPath  string
+	// ServingNotAfter is the expiry of the serving certificate.
+	ServingNotAfter time.Time
+	// NodeIPs are the IP SANs of the serving certificate.
+	NodeIPs []net.IP
 }
 
 // Join is JoinWithOptions with the common options.
@@ -94,7 +121,8 @@ func JoinWithOptions(ctx context.Context, o Options) (*Credentials, error) {
 	if err := store(o, creds); err != nil {
 		return nil, err
 	}
-	log.Info("joined the cluster", zap.String("node", o.NodeName), zap.Time("notAfter", creds.NotAfter))
+	log.Info("joined the cluster", zap.String("node", o.NodeName), zap.Time("notAfter", creds.NotAfter),
+		zap.Strings("nodeIPs", ipStrings(creds.NodeIPs)))
 	return creds, nil
 }
 
@@ -116,6 +144,11 @@ func (o Options) prepare() (Options, string, string, error) {
 	if o.NodeName == "" || o.Dir == "" {
 		return o, "", "", errors.New("join: node name and credentials directory are required")
 	}
+	ips, err := canonicalNodeIPs(o.NodeIPs)
+	if err != nil {
+		return o, "", "", fmt.Errorf("join: %w", err)
+	}
+	o.NodeIPs = ips
 	hash, secret, err := pki.ParseToken(o.Token)
 	if err != nil {
 		return o, "", "", fmt.Errorf("join: %w", err)

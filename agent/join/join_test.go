@@ -88,7 +88,8 @@ func TestJoinEndToEnd(t *testing.T) {
 	if got := whoami(t, e, creds.KubeconfigPath); got != "system:node:node-1 system:nodes,system:authenticated" {
 		t.Errorf("issued certificate authenticates as %q", got)
 	}
-	for name, mode := range map[string]os.FileMode{KeyFile: 0o600, KubeconfigFile: 0o600} {
+	for name, mode := range map[string]os.FileMode{KeyFile: 0o600, KubeconfigFile: 0o600,
+		ServingKeyFile: 0o600, ServingCertFile: 0o600} {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || st.Mode().Perm() != mode {
 			t.Errorf("%s: %v mode %v, want %v", name, err, st.Mode().Perm(), mode)

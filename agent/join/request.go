@@ -58,7 +58,12 @@ func requestCertificate(ctx context.Context, o Options, caPEM []byte, secret str
 	if err != nil {
 		return nil, err
 	}
-	body, _ := json.Marshal(serverjoin.NodeCertificateRequest{NodeName: o.NodeName, CSRPEM: string(csrPEM)})
+	servingKeyPEM, servingCSRPEM, err := newKeyAndCSR(o.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := json.Marshal(serverjoin.NodeCertificateRequest{NodeName: o.NodeName, CSRPEM: string(csrPEM),
+		ServingCSRPEM: string(servingCSRPEM), NodeIPs: ipStrings(o.NodeIPs)})
 	c := httpClient(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
 	defer c.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.ServerURL+serverjoin.NodeCertificatePath, bytes.NewReader(body))
@@ -79,11 +84,11 @@ func requestCertificate(ctx context.Context, o Options, caPEM []byte, secret str
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%w (%s): %s", ErrRejected, resp.Status, statusMessage(data))
 	}
-	return decodeIssued(o, data, keyPEM)
+	return decodeIssued(o, data, keyPEM, servingKeyPEM)
 }
 
 // decodeIssued checks the server's answer and builds Credentials.
-func decodeIssued(o Options, data, keyPEM []byte) (*Credentials, error) {
+func decodeIssued(o Options, data, keyPEM, servingKeyPEM []byte) (*Credentials, error) {
 	var out serverjoin.NodeCertificateResponse
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("join: decoding the node certificate response: %w", err)
@@ -95,6 +100,14 @@ func decodeIssued(o Options, data, keyPEM []byte) (*Credentials, error) {
 		return nil, fmt.Errorf("join: the server issued an unusable certificate: %w", err)
 	}
 	creds.NotAfter = cert.NotAfter
+	if out.ServingCertificatePEM == "" {
+		return nil, fmt.Errorf("join: %w: %s answered without one; it runs an older orch, upgrade the servers first",
+			ErrNoServingCertificate, o.ServerURL)
+	}
+	creds.ServingCertPEM, creds.ServingKeyPEM = []byte(out.ServingCertificatePEM), servingKeyPEM
+	if err := checkServing(creds, o.NodeName, o.NodeIPs, o.Now()); err != nil {
+		return nil, fmt.Errorf("join: the server issued an unusable serving certificate: %w", err)
+	}
 	return creds, nil
 }
 

@@ -46,6 +46,9 @@ func loadStored(o Options, pinnedHash string) (*Credentials, string) {
 		return nil, fmt.Sprintf("stored certificate expires at %s", cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	creds.NotAfter = cert.NotAfter
+	if reason := loadStoredServing(o, creds, read); reason != "" {
+		return nil, reason
+	}
 	return creds, ""
 }
 
@@ -84,6 +87,7 @@ func store(o Options, c *Credentials) error {
 		return fmt.Errorf("join: creating %s: %w", o.Dir, err)
 	}
 	c.KubeconfigPath = filepath.Join(o.Dir, KubeconfigFile)
+	c.ServingCertPath, c.ServingKeyPath = filepath.Join(o.Dir, ServingCertFile), filepath.Join(o.Dir, ServingKeyFile)
 	if err := os.Remove(c.KubeconfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("join: %w", err)
 	}
@@ -91,7 +95,8 @@ func store(o Options, c *Credentials) error {
 		name string
 		data []byte
 		mode os.FileMode
-	}{{CAFile, c.CAPEM, 0o644}, {KeyFile, c.KeyPEM, 0o600}, {CertFile, c.CertPEM, 0o644}} {
+	}{{CAFile, c.CAPEM, 0o644}, {KeyFile, c.KeyPEM, 0o600}, {CertFile, c.CertPEM, 0o644},
+		{ServingKeyFile, c.ServingKeyPEM, 0o600}, {ServingCertFile, c.ServingCertPEM, 0o600}} {
 		if err := writeFileAtomic(filepath.Join(o.Dir, f.name), f.data, f.mode); err != nil {
 			return fmt.Errorf("join: %w", err)
 		}

@@ -8,7 +8,11 @@
 //	                                 body {nodeName, csrPEM}; answers
 //	                                 {certificatePEM, caPEM} with a client
 //	                                 certificate for system:node:<nodeName>
-//	                                 in group system:nodes
+//	                                 in group system:nodes; with the
+//	                                 optional servingCSRPEM and nodeIPs
+//	                                 also servingCertificatePEM, a kubelet
+//	                                 API serving certificate (ServerAuth,
+//	                                 SANs <nodeName> and the node IPs)
 //
 // The handler is mounted in front of the Kubernetes authentication chain
 // (Handler.Wrap). Wrong secrets get 401 with a metav1.Status body and are

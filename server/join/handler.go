@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -22,6 +23,7 @@ const maxBodyBytes = 64 << 10
 type Signer interface {
 	CAPEM() []byte
 	SignClientCSR(csrPEM []byte, cn string, orgs []string) ([]byte, error)
+	SignServingCSR(csrPEM []byte, cn string, orgs []string, dnsNames []string, ips []net.IP) ([]byte, error)
 }
 
 var _ Signer = (*pki.Bundle)(nil)
@@ -164,6 +166,10 @@ func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificat
 	if errs := validation.IsDNS1123Subdomain(req.NodeName); len(errs) > 0 {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("nodeName %q is not a valid node name: %s", req.NodeName, strings.Join(errs, "; ")))
 	}
+	ips, err := parseNodeIPs(req)
+	if err != nil {
+		return nil, err
+	}
 	certPEM, err := h.ca.SignClientCSR([]byte(req.CSRPEM), NodeUserPrefix+req.NodeName, []string{NodesGroup})
 	if err != nil {
 		if errors.Is(err, pki.ErrInvalidPEM) || errors.Is(err, pki.ErrInvalidSubject) {
@@ -171,6 +177,12 @@ func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificat
 		}
 		return nil, apierrors.NewInternalError(fmt.Errorf("signing node certificate: %w", err))
 	}
-	h.log.Info("issued node certificate", zap.String("node", req.NodeName), zap.String("client", clientIP(r)))
-	return &NodeCertificateResponse{CertificatePEM: string(certPEM), CAPEM: string(h.ca.CAPEM())}, nil
+	servingPEM, err := h.signServing(req, ips)
+	if err != nil {
+		return nil, err
+	}
+	h.log.Info("issued node certificate", zap.String("node", req.NodeName), zap.String("client", clientIP(r)),
+		zap.Bool("serving", servingPEM != nil), zap.Strings("nodeIPs", req.NodeIPs))
+	return &NodeCertificateResponse{CertificatePEM: string(certPEM), CAPEM: string(h.ca.CAPEM()),
+		ServingCertificatePEM: string(servingPEM)}, nil
 }

@@ -8,10 +8,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -183,5 +186,97 @@ func TestRoutes(t *testing.T) {
 		if tt.path == CACertsPath && tt.code == 200 && w.Body.String() != string(b.CAPEM()) {
 			t.Error("/cacerts does not serve the CA PEM")
 		}
+	}
+}
+
+func TestNodeServingCertificate(t *testing.T) {
+	h, b, _ := newTestHandler(t, Limits{})
+	body := func(serving string, ips ...string) string {
+		d, _ := json.Marshal(NodeCertificateRequest{NodeName: "node-1", CSRPEM: testCSR(t), ServingCSRPEM: serving, NodeIPs: ips})
+		return string(d)
+	}
+	tests := []struct {
+		name, body string
+		code       int
+		msg        string
+	}{
+		{"ipv4 and ipv6", body(testCSR(t), "192.0.2.10", "2001:db8::10"), 200, ""},
+		{"mapped ipv4", body(testCSR(t), "::ffff:192.0.2.11"), 200, ""},
+		{"no ips", body(testCSR(t)), 200, ""},
+		{"not an ip", body(testCSR(t), "192.0.2.300"), 400, `nodeIPs[0]: "192.0.2.300" is not an IP address`},
+		{"hostname", body(testCSR(t), "192.0.2.1", "node-1.example"), 400, "nodeIPs[1]"},
+		{"unspecified", body(testCSR(t), "0.0.0.0"), 400, "unspecified or multicast"},
+		{"unspecified v6", body(testCSR(t), "::"), 400, "unspecified or multicast"},
+		{"multicast", body(testCSR(t), "224.0.0.1"), 400, "unspecified or multicast"},
+		{"zone", body(testCSR(t), "fe80::1%eth0"), 400, "zone"},
+		{"duplicate", body(testCSR(t), "192.0.2.1", "192.0.2.1"), 400, "given twice"},
+		{"ips without csr", body("", "192.0.2.1"), 400, "only allowed together with servingCSRPEM"},
+		{"bad serving csr", body("garbage", "192.0.2.1"), 400, "servingCSRPEM"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := post(h, "Bearer "+testSecret, tt.body, fmt.Sprintf("198.51.100.%d:1234", i+1))
+			if w.Code != tt.code {
+				t.Fatalf("code %d want %d: %s", w.Code, tt.code, w.Body)
+			}
+			if tt.code != 200 {
+				var st metav1.Status
+				if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil || st.Kind != "Status" || !strings.Contains(st.Message, tt.msg) {
+					t.Fatalf("want a Status mentioning %q, got %s", tt.msg, w.Body)
+				}
+				return
+			}
+			var req NodeCertificateRequest
+			_ = json.Unmarshal([]byte(tt.body), &req)
+			checkServing(t, b, w.Body.Bytes(), req.NodeIPs)
+		})
+	}
+}
+
+// checkServing verifies the serving certificate for server auth with the
+// node name and each requested IP, and that it is no client certificate.
+func checkServing(t *testing.T, b *pki.Bundle, body []byte, ips []string) {
+	t.Helper()
+	var resp NodeCertificateResponse
+	if err := json.Unmarshal(body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode([]byte(resp.ServingCertificatePEM))
+	if blk == nil {
+		t.Fatalf("no serving certificate in %s", body)
+	}
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Subject.CommonName != "system:node:node-1" || strings.Join(cert.Subject.Organization, ",") != "system:nodes" {
+		t.Errorf("subject %v", cert.Subject)
+	}
+	if strings.Join(cert.DNSNames, ",") != "node-1" || len(cert.IPAddresses) != len(ips) {
+		t.Errorf("SANs %v %v, want node-1 and %v", cert.DNSNames, cert.IPAddresses, ips)
+	}
+	for _, name := range append([]string{"node-1"}, ips...) {
+		if ip, err := netip.ParseAddr(name); err == nil {
+			name = ip.Unmap().String()
+		}
+		opts := x509.VerifyOptions{DNSName: name, Roots: b.CAPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		if _, err := cert.Verify(opts); err != nil {
+			t.Errorf("serving certificate for %s: %v", name, err)
+		}
+	}
+	opts := x509.VerifyOptions{Roots: b.CAPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if _, err := cert.Verify(opts); err == nil {
+		t.Error("serving certificate is accepted for client auth")
+	}
+}
+
+func TestOldClientGetsNoServingCertificate(t *testing.T) {
+	h, _, _ := newTestHandler(t, Limits{})
+	w := post(h, "Bearer "+testSecret, `{"nodeName":"node-1","csrPEM":`+strconv.Quote(testCSR(t))+`}`, "203.0.113.1:1")
+	if w.Code != 200 {
+		t.Fatalf("old-style request: %d %s", w.Code, w.Body)
+	}
+	if strings.Contains(w.Body.String(), "servingCertificatePEM") {
+		t.Errorf("old client got a serving certificate field: %s", w.Body)
 	}
 }
