@@ -12,25 +12,31 @@ import (
 // Config is everything `orch server` needs, built by internal/cli from flags,
 // ORCH_* environment variables and the config file. Defaults follow k3s.
 type Config struct {
-	DataDir               string
-	BindAddress           string
-	HTTPSListenPort       int
-	AdvertiseAddress      string
-	TLSSANs               []string
-	WriteKubeconfig       string
-	WriteKubeconfigMode   os.FileMode
-	Token                 string
-	ClusterCIDR           string
-	ServiceCIDR           string
-	ServiceNodePortRange  string
-	ClusterDNS            string
-	ClusterDomain         string
-	DisableAgent          bool
-	RaftPort              int
-	DefaultWatchCacheSize int
-	EventTTL              time.Duration
-	PprofAddress          string
-	Debug                 bool
+	DataDir              string
+	BindAddress          string
+	HTTPSListenPort      int
+	AdvertiseAddress     string
+	TLSSANs              []string
+	WriteKubeconfig      string
+	WriteKubeconfigMode  os.FileMode
+	Token                string
+	ClusterCIDR          string
+	ServiceCIDR          string
+	ServiceNodePortRange string
+	ClusterDNS           string
+	ClusterDomain        string
+	DisableAgent         bool
+	// Settings of the server's own agent (as `orch agent` flags).
+	NodeName                 string
+	NodeLabels               []string
+	NodeTaints               []string
+	KubeletPort              int
+	ContainerRuntimeEndpoint string
+	RaftPort                 int
+	DefaultWatchCacheSize    int
+	EventTTL                 time.Duration
+	PprofAddress             string
+	Debug                    bool
 }
 
 // Parsed holds the validated network settings derived from Config.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/orch/orch/agent"
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/internal/pki"
 	"github.com/orch/orch/internal/version"
@@ -71,11 +72,24 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	defer shutdownHTTP(log, srv)
 	defer servePprof(cfg.PprofAddress, log)()
+	if !cfg.DisableAgent {
+		defer agent.StartEmbedded(ctx, agentConfig(cfg, p), apiURL(cfg, p), token, log.Named("agent"))()
+	}
 
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
 		leaderTasks(lctx, api, ready, loops, log)
 	})
 	return serveUntilDone(ctx, cfg, p, bundle, ready, errc, started, log)
+}
+
+// agentConfig is the configuration of the server's own agent.
+func agentConfig(cfg Config, p *Parsed) agent.Config {
+	return agent.Config{
+		DataDir: cfg.DataDir, NodeName: cfg.NodeName, NodeIP: p.Advertise.String(),
+		NodeLabels: cfg.NodeLabels, NodeTaints: cfg.NodeTaints, KubeletPort: cfg.KubeletPort,
+		ContainerRuntimeEndpoint: cfg.ContainerRuntimeEndpoint, Debug: cfg.Debug,
+		ClusterCIDR: cfg.ClusterCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
+	}
 }
 
 // loadIdentity loads or creates the cluster CA, certificates and join token.

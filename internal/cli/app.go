@@ -21,6 +21,7 @@ func NewApp(ctx context.Context) *ucli.App {
 		Version: version.Version,
 		Commands: []*ucli.Command{
 			serverCommand(ctx),
+			agentCommand(ctx),
 			versionCommand(),
 		},
 		HideVersion: true,

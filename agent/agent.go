@@ -1,0 +1,285 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/orch/orch/agent/cgroups"
+	"github.com/orch/orch/agent/images"
+	"github.com/orch/orch/agent/join"
+	"github.com/orch/orch/agent/kubelet"
+	"github.com/orch/orch/agent/lifecycle"
+	"github.com/orch/orch/agent/network"
+	"github.com/orch/orch/agent/node"
+	"github.com/orch/orch/agent/prober"
+	"github.com/orch/orch/agent/qos"
+	"github.com/orch/orch/agent/runtime"
+	"github.com/orch/orch/agent/volumes"
+	"github.com/orch/orch/internal/version"
+)
+
+// Run joins the cluster, registers the node and runs its pods until ctx
+// ends. Containers keep running after it returns.
+func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log = log.Named("agent")
+	token, err := cfg.token()
+	if err != nil {
+		return err
+	}
+	agentDir := filepath.Join(cfg.DataDir, "agent")
+	ip, err := nodeIP(cfg)
+	if err != nil {
+		return err
+	}
+	creds, err := joinWithRetry(ctx, join.Options{ServerURL: cfg.ServerURL, Token: token, NodeName: cfg.NodeName,
+		Dir: agentDir, Logger: log.Named("join"), NodeIPs: []net.IP{ip}})
+	if err != nil {
+		return err
+	}
+	client, err := clientFor(creds.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	ctrd, stop, err := connectRuntime(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return runNode(ctx, cfg, log, client, ctrd, creds, ip)
+}
+
+// nodeIP is --node-ip or the default route's source address.
+func nodeIP(cfg Config) (net.IP, error) {
+	if cfg.NodeIP == "" {
+		return node.DefaultRouteIP()
+	}
+	ip := net.ParseIP(cfg.NodeIP)
+	if ip == nil {
+		return nil, fmt.Errorf("--node-ip %q is not an IP address", cfg.NodeIP)
+	}
+	return ip, nil
+}
+
+// joinWithRetry joins the cluster, retrying while the server is unreachable
+// (it may still be starting, e.g. the embedded agent of `orch server`); a
+// wrong token or CA stops at once with a clear message.
+func joinWithRetry(ctx context.Context, o join.Options) (*join.Credentials, error) {
+	delay, log := time.Second, o.Logger
+	for {
+		creds, err := join.JoinWithOptions(ctx, o)
+		if err == nil {
+			return creds, nil
+		}
+		if errors.Is(err, join.ErrCAMismatch) || errors.Is(err, join.ErrUnpinnedToken) || errors.Is(err, join.ErrRejected) {
+			return nil, fmt.Errorf("joining %s: %w", o.ServerURL, err)
+		}
+		log.Warn("joining the cluster failed; retrying", zap.String("server", o.ServerURL), zap.Duration("in", delay), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("joining %s: %w", o.ServerURL, err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading node kubeconfig: %w", err)
+	}
+	rc.ContentType = "application/json"
+	rc.AcceptContentTypes = "application/json"
+	rc.QPS, rc.Burst = 20, 40
+	rc.UserAgent = "orch-agent/" + version.Version
+	return kubernetes.NewForConfig(rc)
+}
+
+// connectRuntime starts the managed containerd (no endpoint given) and
+// connects to it; stop closes the client and stops the daemon.
+func connectRuntime(ctx context.Context, cfg Config, log *zap.Logger) (*containerd.Client, func(), error) {
+	addr := cfg.ContainerRuntimeEndpoint
+	var managed *runtime.Managed
+	if addr == "" {
+		mc := runtime.DefaultManagedConfig(cfg.DataDir)
+		if cfg.ContainerdStateDir != "" {
+			mc.StateDir = cfg.ContainerdStateDir
+		}
+		var err error
+		if managed, err = runtime.StartManagedConfig(ctx, log.Named("containerd"), mc); err != nil {
+			return nil, nil, fmt.Errorf("starting containerd: %w", err)
+		}
+		addr = managed.Address()
+	}
+	client, err := runtime.Connect(ctx, addr)
+	if err != nil {
+		if managed != nil {
+			_ = managed.Stop()
+		}
+		return nil, nil, fmt.Errorf("connecting to containerd at %s: %w", addr, err)
+	}
+	return client, func() {
+		_ = client.Close()
+		if managed != nil {
+			if err := managed.Stop(); err != nil {
+				log.Warn("stopping containerd", zap.Error(err))
+			}
+		}
+	}, nil
+}
+
+// runNode sets up images, the Node, network and cgroups, then runs the pod
+// loop and the heartbeat.
+func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ctrd *containerd.Client,
+	creds *join.Credentials, ip net.IP) error {
+	rt, err := runtime.New(ctx, log.Named("runtime"), ctrd, runtime.Options{Namespace: cfg.ContainerdNS,
+		LogDir: runtime.DefaultLogDir(cfg.DataDir), FIFODir: cfg.FIFODir})
+	if err != nil {
+		return fmt.Errorf("containerd runtime: %w", err)
+	}
+	defer rt.Close()
+	imgs, err := startImages(ctx, cfg, log, ctrd, rt.Snapshotter())
+	if err != nil {
+		return err
+	}
+	nodeCfg, err := nodeConfig(ctx, cfg, ctrd, ip)
+	if err != nil {
+		return err
+	}
+	if _, err := node.Register(ctx, log.Named("node"), client, node.Build(nodeCfg)); err != nil {
+		return err
+	}
+	podCIDR, err := node.WaitPodCIDR(ctx, log.Named("node"), client, cfg.NodeName)
+	if err != nil {
+		return err
+	}
+	netm, cg, err := setupHost(cfg, log, podCIDR, nodeCfg.Allocatable)
+	if err != nil {
+		return err
+	}
+	defer netm.Close()
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		node.Heartbeat(hbCtx, log.Named("heartbeat"), client, nodeCfg, func() node.Health { return node.HostHealth(cfg.DataDir) })
+	}()
+	defer func() { stopHB(); <-hbDone }()
+	return runPods(ctx, cfg, log, client, rt, netm, newHybridCgroups(cg), kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
+}
+
+func startImages(ctx context.Context, cfg Config, log *zap.Logger, ctrd *containerd.Client, snapshotter string) (*images.Service, error) {
+	var regs *images.Registries
+	if r, err := images.LoadRegistries(images.DefaultRegistriesFile); err == nil {
+		regs = r
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("registries config: %w", err)
+	}
+	svc := images.New(log.Named("images"), ctrd, images.Options{Namespace: cfg.ContainerdNS, Snapshotter: snapshotter,
+		Registries: regs, StateFile: images.DefaultStateFile(cfg.DataDir)})
+	dir := images.DefaultImportDir(cfg.DataDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("images dir: %w", err)
+	}
+	if _, err := svc.ImportDir(ctx, dir); err != nil {
+		log.Warn("importing air-gap images", zap.Error(err))
+	}
+	go func() {
+		if err := svc.Watch(ctx, dir); err != nil && ctx.Err() == nil {
+			log.Warn("watching the air-gap images dir stopped", zap.Error(err))
+		}
+	}()
+	return svc, nil
+}
+
+func nodeConfig(ctx context.Context, cfg Config, ctrd *containerd.Client, ip net.IP) (node.Config, error) {
+	labels, err := node.ParseLabels(cfg.NodeLabels)
+	if err != nil {
+		return node.Config{}, err
+	}
+	taints, err := node.ParseTaints(cfg.NodeTaints)
+	if err != nil {
+		return node.Config{}, err
+	}
+	capacity, err := node.HostCapacity(cfg.DataDir)
+	if err != nil {
+		return node.Config{}, err
+	}
+	v, err := ctrd.Version(ctx)
+	if err != nil {
+		return node.Config{}, fmt.Errorf("containerd version: %w", err)
+	}
+	return node.Config{Name: cfg.NodeName, Labels: labels, Taints: taints, InternalIP: ip, Capacity: capacity,
+		Allocatable: node.Allocatable(capacity, node.Reservation), KubeletPort: cfg.KubeletPort,
+		RuntimeVersion: "containerd://" + v.Version, KubeletVersion: version.Kubernetes().GitVersion}, nil
+}
+
+func setupHost(cfg Config, log *zap.Logger, podCIDR string, alloc corev1.ResourceList) (*network.Manager, *cgroups.Manager, error) {
+	netm, err := network.New(log.Named("network"), network.Config{BridgeName: cfg.BridgeName, PodCIDR: podCIDR,
+		ClusterCIDR: cfg.ClusterCIDR, IPAMDir: filepath.Join(cfg.DataDir, "agent", "ipam"), NetnsPrefix: cfg.NetnsPrefix,
+		NATChain: cfg.ChainPrefix + "POSTROUTING", FilterChain: cfg.ChainPrefix + "FORWARD"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("pod network: %w", err)
+	}
+	if err := netm.EnsureHost(); err != nil {
+		_ = netm.Close()
+		return nil, nil, fmt.Errorf("pod network: %w", err)
+	}
+	cg, err := cgroups.New(log.Named("cgroups"), cgroups.Config{Root: cfg.CgroupRoot, NodeAllocatable: alloc})
+	if err == nil {
+		err = cg.EnsureQoSTiers()
+	}
+	if err != nil {
+		_ = netm.Close()
+		return nil, nil, fmt.Errorf("cgroups: %w", err)
+	}
+	return netm, cg, nil
+}
+
+func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, rt runtime.Interface,
+	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.Images, nc node.Config, creds *join.Credentials) error {
+	bc := record.NewBroadcaster(record.WithContext(ctx))
+	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer bc.Shutdown()
+	podsDir := filepath.Join(cfg.DataDir, "agent", "pods")
+	rec := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName})
+	probes := prober.New(log.Named("prober"), prober.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
+	defer probes.Stop()
+	hooks := lifecycle.New(log, lifecycle.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
+	vols := volumes.New(log.Named("volumes"), volumes.Config{PodsDir: podsDir,
+		Allocatable: func() corev1.ResourceList { return nc.Allocatable }})
+	k, err := kubelet.New(kubelet.Config{
+		NodeName: cfg.NodeName, Client: client, Runtime: rt, Network: netm, Cgroups: cg,
+		Images: imgs, Volumes: kubelet.VolumeManager{M: vols, Src: kubelet.APISources(client)},
+		Probes: kubelet.ProberProbes{M: probes}, Hooks: hooks, Recorder: rec,
+		PodsDir: podsDir, DNS: kubelet.DNS{ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain},
+		HostIP: nc.InternalIP.String(), Allocatable: nc.Allocatable,
+		MemoryCapacity: qos.MemoryBytes(nc.Capacity), SyncPeriod: cfg.SyncFrequency, Log: log.Named("kubelet"),
+	})
+	if err != nil {
+		return err
+	}
+	stopAPI := serveKubeletAPI(ctx, cfg, log, creds, rt, k)
+	defer stopAPI()
+	log.Info("agent running", zap.String("node", cfg.NodeName))
+	return k.Run(ctx)
+}

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config is what `orch agent` (or an embedding `orch server`) runs with.
+type Config struct {
+	ServerURL  string   // --join / --server
+	Token      string   // --token
+	TokenFile  string   // --token-file
+	DataDir    string   // --data-dir (default /var/lib/orch)
+	NodeName   string   // --node-name (default hostname)
+	NodeIP     string   // --node-ip (default: default-route source address)
+	NodeLabels []string // key=value
+	NodeTaints []string // key=value:Effect
+	// ContainerRuntimeEndpoint is an existing containerd socket; empty runs
+	// a managed containerd.
+	ContainerRuntimeEndpoint string
+	KubeletPort              int
+	// SyncFrequency is how often every pod is re-synced (default 1m).
+	SyncFrequency time.Duration
+	Debug         bool
+
+	// Cluster settings the agent needs (the server's defaults).
+	ClusterCIDR   string // 10.42.0.0/16
+	ClusterDNS    string // 10.43.0.10
+	ClusterDomain string // cluster.local
+
+	// Hidden knobs so tests can run beside a live orch on the same host.
+	BridgeName         string // orch0
+	ContainerdStateDir string // /run/orch/containerd (managed containerd)
+	ContainerdNS       string // orch
+	CgroupRoot         string // orch
+	NetnsPrefix        string // orch-
+	ChainPrefix        string // ORCH- (iptables chains <prefix>POSTROUTING, <prefix>FORWARD)
+	FIFODir            string // /run/orch/fifo
+}
+
+// Defaults fills unset fields with orch's defaults.
+func (c *Config) Defaults() {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.DataDir, "/var/lib/orch")
+	if c.NodeName == "" {
+		h, _ := os.Hostname()
+		c.NodeName = strings.ToLower(h)
+	}
+	if c.KubeletPort == 0 {
+		c.KubeletPort = 10250
+	}
+	def(&c.ClusterCIDR, "10.42.0.0/16")
+	def(&c.ClusterDNS, "10.43.0.10")
+	def(&c.ClusterDomain, "cluster.local")
+	def(&c.BridgeName, "orch0")
+	def(&c.ContainerdNS, "orch")
+	def(&c.CgroupRoot, "orch")
+	def(&c.NetnsPrefix, "orch-")
+	def(&c.ChainPrefix, "ORCH-")
+}
+
+// token returns the join token from Token or TokenFile.
+func (c *Config) token() (string, error) {
+	if c.Token != "" {
+		return c.Token, nil
+	}
+	if c.TokenFile == "" {
+		return "", fmt.Errorf("a join token is required: --token or --token-file")
+	}
+	b, err := os.ReadFile(c.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("reading --token-file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Validate checks what Run needs.
+func (c *Config) Validate() error {
+	if c.ServerURL == "" {
+		return fmt.Errorf("--join (the server URL, e.g. https://server:6443) is required")
+	}
+	if !strings.HasPrefix(c.ServerURL, "https://") {
+		return fmt.Errorf("--join %q: the server URL must start with https://", c.ServerURL)
+	}
+	if c.Token == "" && c.TokenFile == "" {
+		return fmt.Errorf("a join token is required: --token or --token-file")
+	}
+	return nil
+}

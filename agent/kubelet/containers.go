@@ -1,0 +1,144 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/orch/orch/agent/prober"
+	"github.com/orch/orch/agent/qos"
+	"github.com/orch/orch/agent/runtime"
+)
+
+// runContainers starts what should run: init containers one at a time
+// (native sidecars stay up), then the app containers. It returns the
+// containers' waiting reasons and when to look again.
+func (k *Kubelet) runContainers(ctx context.Context, pod *corev1.Pod, st *podState, env *podEnv) (map[string]waiting, time.Duration) {
+	list, err := k.cfg.Runtime.ListContainers(ctx, string(pod.UID))
+	if err != nil {
+		return k.pullWaits(st), time.Second
+	}
+	views := groupContainers(list)
+	r := &runPass{ctx: ctx, k: k, pod: pod, st: st, env: env, views: views, waits: k.pullWaits(st)}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if qos.IsRestartableInit(c) {
+			r.handle(c, true)
+			if !views[c.Name].running() {
+				return r.waits, r.after
+			}
+			continue
+		}
+		if views[c.Name].succeeded() {
+			continue
+		}
+		if v := views[c.Name]; v.exited() && pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			return r.waits, r.after // failed for good: the pod fails
+		}
+		r.handle(c, true)
+		return r.waits, r.after
+	}
+	for i := range pod.Spec.Containers {
+		r.handle(&pod.Spec.Containers[i], false)
+	}
+	return r.waits, r.after
+}
+
+// runPass is one pass over a pod's containers.
+type runPass struct {
+	ctx   context.Context
+	k     *Kubelet
+	pod   *corev1.Pod
+	st    *podState
+	env   *podEnv
+	views map[string]*containerView
+	waits map[string]waiting
+	after time.Duration
+}
+
+func (r *runPass) handle(c *corev1.Container, init bool) {
+	v := r.views[c.Name]
+	if v.running() {
+		if kind, failed := r.k.cfg.Probes.LivenessFailed(r.pod.UID, c.Name, v.latest.ID); failed {
+			policy := containerPolicy(r.pod, c, init)
+			msg := prober.KillMessage(c.Name, kind, policy != corev1.RestartPolicyNever)
+			r.k.killContainer(r.ctx, r.pod, c, *v.latest, r.st.podIP, msg)
+			r.after = minPositive(r.after, time.Second)
+			return
+		}
+	}
+	d := decide(containerPolicy(r.pod, c, init), v, r.k.cfg.Now())
+	switch d.act {
+	case actWait:
+		l := v.latest
+		delay := crashBackoff(l.RestartCount, l.FinishedAt.Sub(l.StartedAt))
+		r.waits[c.Name] = waiting{Reason: "CrashLoopBackOff", Message: crashLoopMessage(delay, c.Name, r.pod)}
+		r.k.onceEvent(r.pod, r.st, "crash/"+l.ID, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, r.pod.Name, r.pod.Namespace, r.pod.UID)
+		r.after = minPositive(r.after, d.wait)
+	case actStart:
+		if _, ok := r.st.images[c.Name]; !ok {
+			return // image missing: waiting reason from the pull
+		}
+		if err := r.k.startContainer(r.ctx, r.pod, r.st, r.env, c, d.restartCount, v); err != nil {
+			r.waits[c.Name] = waiting{Reason: "CreateContainerError", Message: err.Error()}
+			r.k.cfg.Recorder.Eventf(r.pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+			r.after = minPositive(r.after, 5*time.Second)
+			return
+		}
+		delete(r.waits, c.Name)
+		if list, err := r.k.cfg.Runtime.ListContainers(r.ctx, string(r.pod.UID)); err == nil {
+			r.views[c.Name] = groupContainers(list)[c.Name]
+		}
+	}
+}
+
+// startContainer creates (unless an earlier pass did) and starts instance
+// restartCount of c, removing instances older than the previous one.
+func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, st *podState, env *podEnv, c *corev1.Container, restartCount int, v *containerView) error {
+	id := runtime.ContainerID(string(pod.UID), c.Name, restartCount)
+	if v == nil || v.latest == nil || v.latest.ID != id {
+		spec, err := k.containerSpec(ctx, pod, st, env, c, restartCount)
+		if err != nil {
+			return err
+		}
+		if err := k.cfg.Runtime.CreateContainer(ctx, spec); err != nil {
+			return err
+		}
+		k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	}
+	if err := k.cfg.Runtime.StartContainer(ctx, id); err != nil {
+		return err
+	}
+	k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	if k.cfg.Hooks != nil {
+		if err := k.cfg.Hooks.PostStart(ctx, pod, c, id, st.podIP); err != nil {
+			if cs, serr := k.cfg.Runtime.ContainerStatus(ctx, id); serr == nil {
+				k.killContainer(ctx, pod, c, cs, st.podIP, fmt.Sprintf("FailedPostStartHook: container %s", c.Name))
+			}
+		}
+	}
+	if v != nil {
+		for _, old := range v.all {
+			if old.RestartCount < restartCount-1 {
+				if err := k.cfg.Runtime.RemoveContainer(ctx, old.ID); err != nil {
+					k.log.Debug("removing old container failed", zap.String("container", old.ID), zap.Error(err))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// gracePeriod is the pod's termination grace period.
+func gracePeriod(pod *corev1.Pod) time.Duration {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return 30 * time.Second
+}

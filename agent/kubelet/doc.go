@@ -1,0 +1,30 @@
+// Package kubelet is the agent's pod loop. A pod informer (spec.nodeName =
+// this node) and a relist of the runtime's containers (kubelet's generic
+// PLEG, every 2 s) enqueue pod keys; workers of a client-go work queue sync
+// one pod at a time per key (the queue never hands the same key to two
+// workers), level-based, in seed 000's order:
+//
+//	admit → image → storage → network → compute → start → probe → report
+//
+// Admission rejects a pod (phase Failed, reasons OutOfcpu, OutOfmemory,
+// OutOfpods, NodePorts) whose requests do not fit the node's allocatable
+// beside the pods already admitted. Images are ensured with the container's
+// pull policy (ErrImagePull, then ImagePullBackOff with back-off). Volumes,
+// the pod's network namespace, /etc/hosts + /etc/resolv.conf (under
+// <pods-dir>/<uid>/) and the pod cgroup are set up before containers start:
+// init containers one by one to completion (native sidecars keep running),
+// then the app containers. Exited containers restart per restartPolicy with
+// CrashLoopBackOff (10 s doubling to 5 min). The pod status (phase,
+// conditions, container statuses, IPs, QoS class) is written only when it
+// changed.
+//
+// A pod with a deletionTimestamp is stopped (preStop, SIGTERM, grace,
+// SIGKILL), its containers, network, cgroup and volumes are removed, and
+// only then the pod object is deleted with grace 0 and a UID precondition.
+// After an agent restart running containers are adopted from the runtime's
+// labels; resources of pods no longer bound here are garbage-collected.
+//
+// Collaborators come through small interfaces (Images, Volumes, Probes,
+// Cgroups; runtime.Interface and network.Interface), so the state machine is
+// tested with in-memory fakes.
+package kubelet

@@ -1,0 +1,260 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orch/orch/agent/network"
+	"github.com/orch/orch/agent/runtime"
+)
+
+// Config holds the pod loop's collaborators and node facts.
+type Config struct {
+	NodeName string
+	Client   kubernetes.Interface
+	Runtime  runtime.Interface
+	Network  network.Interface
+	Cgroups  Cgroups
+	Images   Images
+	Volumes  Volumes
+	Probes   Probes // nil: NoProbes
+	Hooks    Hooks  // nil: lifecycle hooks are not run
+	// Env resolves a container's environment; nil uses agent/envvars with
+	// ConfigMaps and Secrets read from the API.
+	Env      func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error)
+	Recorder record.EventRecorder
+	PodsDir  string // <data-dir>/agent/pods
+	DNS      DNS
+	HostIP   string
+	// Allocatable is what admission fits pods into; MemoryCapacity feeds
+	// the OOM score policy.
+	Allocatable    corev1.ResourceList
+	MemoryCapacity int64
+	Workers        int           // default 4
+	RelistPeriod   time.Duration // default 2s
+	// SyncPeriod is the periodic re-sync of every pod (refreshing
+	// configMap/secret volumes) and orphan collection; default 1m.
+	SyncPeriod time.Duration
+	Now        func() time.Time
+	Log        *zap.Logger
+}
+
+// Kubelet runs the pods bound to one node.
+type Kubelet struct {
+	cfg     Config
+	log     *zap.Logger
+	queue   workqueue.TypedRateLimitingInterface[string]
+	lister  listersv1.PodLister
+	factory informers.SharedInformerFactory
+	// services feed the service link variables (KUBERNETES_SERVICE_HOST...).
+	svcFactory informers.SharedInformerFactory
+	services   listersv1.ServiceLister
+	synced     cache.InformerSynced
+
+	mu     sync.Mutex
+	pods   map[types.UID]*podState
+	byKey  map[string]types.UID
+	relist map[string]runtime.State // container ID → last seen state
+}
+
+// New checks cfg and returns a Kubelet; Run starts it.
+func New(cfg Config) (*Kubelet, error) {
+	if cfg.NodeName == "" || cfg.Client == nil || cfg.Runtime == nil || cfg.Network == nil || cfg.Cgroups == nil || cfg.Images == nil || cfg.Volumes == nil {
+		return nil, fmt.Errorf("kubelet: NodeName, Client, Runtime, Network, Cgroups, Images and Volumes are required")
+	}
+	if cfg.Probes == nil {
+		cfg.Probes = NoProbes{}
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = &record.FakeRecorder{}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.RelistPeriod <= 0 {
+		cfg.RelistPeriod = 2 * time.Second
+	}
+	if cfg.SyncPeriod <= 0 {
+		cfg.SyncPeriod = time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	k := &Kubelet{cfg: cfg, log: cfg.Log, pods: map[types.UID]*podState{}, byKey: map[string]types.UID{}, relist: map[string]runtime.State{}}
+	k.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"})
+	k.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
+		}))
+	k.svcFactory = informers.NewSharedInformerFactory(cfg.Client, 0)
+	k.services = k.svcFactory.Core().V1().Services().Lister()
+	if k.cfg.Env == nil {
+		k.cfg.Env = k.apiEnv()
+	}
+	inf := k.factory.Core().V1().Pods()
+	k.lister, k.synced = inf.Lister(), inf.Informer().HasSynced
+	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    k.enqueue,
+		UpdateFunc: func(_, n interface{}) { k.enqueue(n) },
+		DeleteFunc: k.enqueue,
+	}); err != nil {
+		return nil, fmt.Errorf("pod informer: %w", err)
+	}
+	return k, nil
+}
+
+// Run watches the node's pods and syncs them until ctx ends. Containers
+// keep running when it returns.
+func (k *Kubelet) Run(ctx context.Context) error {
+	k.factory.Start(ctx.Done())
+	defer k.factory.Shutdown()
+	k.svcFactory.Start(ctx.Done())
+	defer k.svcFactory.Shutdown()
+	svcSynced := k.svcFactory.Core().V1().Services().Informer().HasSynced
+	if !cache.WaitForCacheSync(ctx.Done(), k.synced, svcSynced) {
+		return ctx.Err()
+	}
+	k.adopt(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < k.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); k.worker(ctx) }()
+	}
+	wg.Add(3)
+	go func() { defer wg.Done(); k.relistLoop(ctx) }()
+	go func() { defer wg.Done(); k.probeLoop(ctx) }()
+	go func() { defer wg.Done(); k.gcLoop(ctx) }()
+	<-ctx.Done()
+	k.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+func (k *Kubelet) enqueue(obj interface{}) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	k.queue.Add(key)
+}
+
+func (k *Kubelet) worker(ctx context.Context) {
+	for {
+		key, quit := k.queue.Get()
+		if quit {
+			return
+		}
+		after, err := k.syncKey(ctx, key)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			k.log.Info("pod sync failed; retrying", zap.String("pod", key), zap.Error(err))
+			k.queue.AddRateLimited(key)
+		case err == nil:
+			k.queue.Forget(key)
+			if after > 0 {
+				k.queue.AddAfter(key, after)
+			}
+		}
+		k.queue.Done(key)
+	}
+}
+
+// relistLoop is kubelet's generic PLEG: it lists the runtime's containers
+// and enqueues the pods whose containers changed state.
+func (k *Kubelet) relistLoop(ctx context.Context) {
+	t := time.NewTicker(k.cfg.RelistPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := k.cfg.Runtime.ListContainers(ctx, "")
+		if err != nil {
+			k.log.Debug("relist failed", zap.Error(err))
+			continue
+		}
+		seen := map[string]runtime.State{}
+		k.mu.Lock()
+		for _, c := range list {
+			seen[c.ID] = c.State
+			if old, ok := k.relist[c.ID]; !ok || old != c.State {
+				k.queue.Add(c.PodNamespace + "/" + c.PodName)
+			}
+		}
+		k.relist = seen
+		k.mu.Unlock()
+	}
+}
+
+func (k *Kubelet) gcLoop(ctx context.Context) {
+	t := time.NewTicker(k.cfg.SyncPeriod)
+	defer t.Stop()
+	for {
+		k.collectOrphans(ctx)
+		k.resyncAll() // refreshes configMap/secret volumes, as kubelet's periodic sync
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// probeLoop re-syncs a pod when one of its probe results changed.
+func (k *Kubelet) probeLoop(ctx context.Context) {
+	ch := k.cfg.Probes.Updates()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u, ok := <-ch:
+			if !ok {
+				return
+			}
+			k.mu.Lock()
+			st := k.pods[u.PodUID]
+			k.mu.Unlock()
+			if st != nil {
+				k.queue.Add(st.key)
+			}
+		}
+	}
+}
+
+func (k *Kubelet) resyncAll() {
+	pods, err := k.lister.List(everything)
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		k.queue.Add(p.Namespace + "/" + p.Name)
+	}
+}
+
+// GetPod returns a pod bound to this node from the informer's cache (for
+// the kubelet API); the object must not be modified.
+func (k *Kubelet) GetPod(namespace, name string) (*corev1.Pod, bool) {
+	p, err := k.lister.Pods(namespace).Get(name)
+	return p, err == nil
+}

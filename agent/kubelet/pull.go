@@ -1,0 +1,121 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/orch/orch/agent/images"
+)
+
+// ensureImages makes every container's image available, once per pod, and
+// returns when a failed pull should be retried (0: none failed).
+func (k *Kubelet) ensureImages(ctx context.Context, pod *corev1.Pod, st *podState) time.Duration {
+	var retry time.Duration
+	now := k.cfg.Now()
+	var secrets []*corev1.Secret
+	secretsRead := false
+	for _, c := range allContainers(pod) {
+		if _, ok := st.images[c.Name]; ok {
+			continue
+		}
+		ps := st.pull[c.Name]
+		if ps != nil && now.Before(ps.retryAt) {
+			k.onceEvent(pod, st, "backoff/"+c.Name+"/"+ps.retryAt.String(), corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", c.Image)
+			retry = minPositive(retry, ps.retryAt.Sub(now))
+			continue
+		}
+		present := c.ImagePullPolicy != corev1.PullAlways && k.cfg.Images.Present(ctx, c.Image)
+		if !present {
+			k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+		}
+		if !present && !secretsRead {
+			secrets, secretsRead = k.pullSecrets(ctx, pod), true
+		}
+		start := time.Now()
+		info, err := k.cfg.Images.EnsureImage(ctx, c.Image, c.ImagePullPolicy, pullAuth(c.Image, secrets))
+		if err == nil {
+			delete(st.pull, c.Name)
+			st.images[c.Name] = info
+			if present {
+				k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+			} else {
+				k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
+			}
+			continue
+		}
+		if ps == nil {
+			ps = &pullState{}
+			st.pull[c.Name] = ps
+		}
+		ps.failures++
+		ps.err = err.Error()
+		ps.failedAt, ps.retryAt = now, now.Add(pullBackoff(ps.failures))
+		k.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		k.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %s", pullReason(err))
+		retry = minPositive(retry, ps.retryAt.Sub(now))
+	}
+	return retry
+}
+
+// pullBackoff is kubelet's image back-off: 10 s doubling to 5 min.
+func pullBackoff(failures int) time.Duration {
+	d := backoffInitial
+	for i := 1; i < failures && d < backoffMax; i++ {
+		d *= 2
+	}
+	return min(d, backoffMax)
+}
+
+func pullReason(err error) string {
+	switch {
+	case errors.Is(err, images.ErrImageNeverPull):
+		return "ErrImageNeverPull"
+	case errors.Is(err, images.ErrInvalidImageName):
+		return "InvalidImageName"
+	}
+	return "ErrImagePull"
+}
+
+// pullWaits are the waiting reasons of containers whose image is missing:
+// the pull error right after a failure, ImagePullBackOff while backing off.
+func (k *Kubelet) pullWaits(st *podState) map[string]waiting {
+	out := map[string]waiting{}
+	now := k.cfg.Now()
+	for name, ps := range st.pull {
+		if now.Sub(ps.failedAt) < time.Second {
+			out[name] = waiting{Reason: "ErrImagePull", Message: ps.err}
+			continue
+		}
+		out[name] = waiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image: " + ps.err}
+	}
+	return out
+}
+
+func (k *Kubelet) onceEvent(pod *corev1.Pod, st *podState, key, typ, reason, format string, args ...interface{}) {
+	if st.once[key] {
+		return
+	}
+	st.once[key] = true
+	k.cfg.Recorder.Eventf(pod, typ, reason, format, args...)
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+func allContainers(pod *corev1.Pod) []*corev1.Container {
+	var out []*corev1.Container
+	for i := range pod.Spec.InitContainers {
+		out = append(out, &pod.Spec.InitContainers[i])
+	}
+	for i := range pod.Spec.Containers {
+		out = append(out, &pod.Spec.Containers[i])
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/orch/orch/agent/cgroups"
+	"github.com/orch/orch/agent/envvars"
+	"github.com/orch/orch/agent/qos"
+	"github.com/orch/orch/agent/runtime"
+	"github.com/orch/orch/agent/volumes"
+)
+
+// containerSpec turns a pod's container into the runtime's spec.
+func (k *Kubelet) containerSpec(ctx context.Context, pod *corev1.Pod, st *podState, env *podEnv, c *corev1.Container, restartCount int) (runtime.ContainerSpec, error) {
+	id := runtime.ContainerID(string(pod.UID), c.Name, restartCount)
+	vars, err := k.cfg.Env(ctx, pod, c, st.podIP)
+	if err != nil {
+		return runtime.ContainerSpec{}, fmt.Errorf("container %s environment: %w", c.Name, err)
+	}
+	cmd, args := envvars.ExpandCommand(c.Command, c.Args, vars)
+	mounts, err := containerMounts(pod, c, env.volumes, vars)
+	if err != nil {
+		return runtime.ContainerSpec{}, err
+	}
+	host, _ := podHostname(pod, k.cfg.DNS.ClusterDomain)
+	if pod.Spec.HostNetwork {
+		host = ""
+	}
+	oom := k.cfg.Cgroups.OOMScoreAdj(qos.OOMScoreAdj(pod, c, k.cfg.MemoryCapacity))
+	return runtime.ContainerSpec{
+		ID: id, PodUID: string(pod.UID), PodName: pod.Name, PodNamespace: pod.Namespace, Name: c.Name, RestartCount: restartCount,
+		Image: st.images[c.Name].Ref, Command: cmd, Args: args, Env: vars, WorkingDir: c.WorkingDir, TTY: c.TTY, Stdin: c.Stdin,
+		Mounts: mounts, HostsPath: env.files.Hosts, ResolvConfPath: env.files.Resolv, HostnamePath: env.files.Hostname,
+		NetnsPath: env.netns, Hostname: host, CgroupsPath: cgroups.ContainerCgroupsPath(env.parent, id),
+		Resources: containerResources(c), OOMScoreAdj: &oom, Security: security(pod, c),
+	}, nil
+}
+
+func containerMounts(pod *corev1.Pod, c *corev1.Container, vols map[string]volumes.Volume, vars []string) ([]runtime.Mount, error) {
+	ms, err := volumes.ContainerMounts(vols, c, vars)
+	if err != nil {
+		return nil, fmt.Errorf("container %s mounts: %w", c.Name, err)
+	}
+	out := make([]runtime.Mount, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, runtime.Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+	}
+	return out, nil
+}
+
+// APISources reads ConfigMaps and Secrets from the API (the node authorizer
+// allows those its pods reference).
+func APISources(client kubernetes.Interface) envvars.Sources { return apiSources{client} }
+
+func containerResources(c *corev1.Container) runtime.Resources {
+	r := runtime.Resources{CPUShares: qos.CPUShares(qos.MilliCPU(c.Resources.Requests)), CPUPeriod: 100000}
+	if c.Resources.Requests.Cpu().IsZero() && !c.Resources.Limits.Cpu().IsZero() {
+		r.CPUShares = qos.CPUShares(qos.MilliCPU(c.Resources.Limits))
+	}
+	if lim := qos.MilliCPU(c.Resources.Limits); lim > 0 {
+		r.CPUQuota = qos.CFSQuota(lim, 100000)
+	}
+	r.MemoryLimit = qos.MemoryBytes(c.Resources.Limits)
+	return r
+}
+
+func security(pod *corev1.Pod, c *corev1.Container) runtime.Security {
+	var s runtime.Security
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		s.RunAsUser, s.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
+	}
+	sc := c.SecurityContext
+	if sc == nil {
+		return s
+	}
+	if sc.RunAsUser != nil {
+		s.RunAsUser = sc.RunAsUser
+	}
+	if sc.RunAsGroup != nil {
+		s.RunAsGroup = sc.RunAsGroup
+	}
+	s.Privileged = sc.Privileged != nil && *sc.Privileged
+	s.ReadOnlyRootFilesystem = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
+	s.AllowPrivilegeEscalation = sc.AllowPrivilegeEscalation
+	if caps := sc.Capabilities; caps != nil {
+		for _, c := range caps.Add {
+			s.CapAdd = append(s.CapAdd, string(c))
+		}
+		for _, c := range caps.Drop {
+			s.CapDrop = append(s.CapDrop, string(c))
+		}
+	}
+	return s
+}
+
+// apiSources reads ConfigMaps and Secrets from the API (the node
+// authorizer allows those its pods reference).
+type apiSources struct{ client kubernetes.Interface }
+
+func (a apiSources) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	return a.client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (a apiSources) GetSecret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	return a.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// apiEnv resolves environments with agent/envvars over the API, with the
+// service link variables of the pod's namespace.
+func (k *Kubelet) apiEnv() func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error) {
+	src := apiSources{k.cfg.Client}
+	return func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error) {
+		svcs, _ := k.services.List(everything)
+		return envvars.Resolve(ctx, pod, c, src, envvars.Inputs{PodIP: podIP, HostIP: k.cfg.HostIP,
+			NodeName: k.cfg.NodeName, Allocatable: k.cfg.Allocatable,
+			ServiceEnv: envvars.ServiceEnv(svcs, pod.Namespace, pod.Spec.EnableServiceLinks)})
+	}
+}
+
+func (k *Kubelet) podDir(uid types.UID) string { return filepath.Join(k.cfg.PodsDir, string(uid)) }

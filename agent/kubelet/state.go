@@ -1,0 +1,72 @@
+package kubelet
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// podState is what the worker remembers of a pod between syncs. Everything
+// else is read again from the API (the pod) and the runtime (containers).
+type podState struct {
+	uid      types.UID
+	key      string
+	admitted bool
+	podIP    string
+	images   map[string]ImageInfo // by container name
+	pull     map[string]*pullState
+	once     map[string]bool // events recorded once per pod
+}
+
+// pullState is the back-off of a failing image pull.
+type pullState struct {
+	failures int
+	failedAt time.Time
+	retryAt  time.Time
+	err      string
+}
+
+func (k *Kubelet) state(pod *corev1.Pod) *podState {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	st := k.pods[pod.UID]
+	if st == nil {
+		st = &podState{uid: pod.UID, key: pod.Namespace + "/" + pod.Name, images: map[string]ImageInfo{},
+			pull: map[string]*pullState{}, once: map[string]bool{}}
+		k.pods[pod.UID] = st
+	}
+	k.byKey[st.key] = pod.UID
+	return st
+}
+
+func (k *Kubelet) forget(uid types.UID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if st := k.pods[uid]; st != nil && k.byKey[st.key] == uid {
+		delete(k.byKey, st.key)
+	}
+	delete(k.pods, uid)
+}
+
+// admittedPods are the pods whose resources count against allocatable: the
+// admitted, non-terminal pods bound here other than pod.
+func (k *Kubelet) admittedPods(pod *corev1.Pod) []*corev1.Pod {
+	all, _ := k.lister.List(everything)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []*corev1.Pod
+	for _, p := range all {
+		if p.UID == pod.UID || terminal(p) {
+			continue
+		}
+		if st := k.pods[p.UID]; st != nil && st.admitted {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/orch/orch/agent"
+	"github.com/orch/orch/internal/logging"
+)
+
+func agentFlags() []ucli.Flag {
+	s := func(name, value, usage string, aliases ...string) *ucli.StringFlag {
+		return &ucli.StringFlag{Name: name, Value: value, Usage: usage, Aliases: aliases, EnvVars: envVars(name)}
+	}
+	hidden := func(name, usage string) ucli.Flag {
+		f := s(name, "", usage)
+		f.Hidden = true
+		return f
+	}
+	join := s("join", "", "URL of a server to join (https://server:6443)", "server", "s")
+	join.EnvVars = append(envVars("join"), "ORCH_SERVER", "ORCH_URL")
+	return []ucli.Flag{
+		configFlag(), debugFlag(),
+		join,
+		s("token", "", "join token (K10<ca hash>::server:<secret>)", "t"),
+		s("token-file", "", "file holding the join token"),
+		s("data-dir", "/var/lib/orch", "folder for state", "d"),
+		s("node-name", "", "node name (default: hostname)"),
+		s("node-ip", "", "IP address other nodes reach this node at (default: default-route source address)"),
+		&ucli.StringSliceFlag{Name: "node-label", EnvVars: envVars("node-label"), Usage: "node label key=value (repeatable)"},
+		&ucli.StringSliceFlag{Name: "node-taint", EnvVars: envVars("node-taint"), Usage: "node taint key=value:Effect (repeatable)"},
+		s("container-runtime-endpoint", "", "containerd socket to use instead of the managed containerd"),
+		&ucli.IntFlag{Name: "kubelet-port", Value: 10250, EnvVars: envVars("kubelet-port"), Usage: "port of the kubelet API (logs, exec, port-forward), reported in the Node"},
+		&ucli.DurationFlag{Name: "sync-frequency", Value: time.Minute, EnvVars: envVars("sync-frequency"), Usage: "how often every pod is re-synced (configMap/secret volumes refreshed)"},
+		s("cluster-cidr", "10.42.0.0/16", "pod network of the cluster (the server's --cluster-cidr)"),
+		s("cluster-dns", "10.43.0.10", "cluster DNS service IP"),
+		s("cluster-domain", "cluster.local", "cluster DNS domain"),
+		hidden("bridge-name", "pod bridge (default orch0; tests)"),
+		hidden("containerd-state-dir", "state dir of the managed containerd (default /run/orch/containerd; tests)"),
+		hidden("containerd-namespace", "containerd namespace (default orch; tests)"),
+		hidden("cgroup-root", "parent cgroup (default orch; tests)"),
+		hidden("netns-prefix", "pod network namespace prefix (default orch-; tests)"),
+		hidden("iptables-chain-prefix", "iptables chain prefix (default ORCH-; tests)"),
+		hidden("fifo-dir", "containers' stdio FIFOs (default /run/orch/fifo; tests)"),
+	}
+}
+
+func agentCommand(ctx context.Context) *ucli.Command {
+	return &ucli.Command{
+		Name:   "agent",
+		Usage:  "run a worker node: join a server and run the pods bound to this node",
+		Flags:  agentFlags(),
+		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
+		Action: func(c *ucli.Context) error {
+			log := logging.New(c.Bool("debug"))
+			defer func() { _ = log.Sync() }()
+			return agent.Run(ctx, agentConfig(c), log)
+		},
+	}
+}
+
+func agentConfig(c *ucli.Context) agent.Config {
+	return agent.Config{
+		ServerURL: c.String("join"), Token: c.String("token"), TokenFile: c.String("token-file"),
+		DataDir: c.String("data-dir"), NodeName: c.String("node-name"), NodeIP: c.String("node-ip"),
+		NodeLabels: c.StringSlice("node-label"), NodeTaints: c.StringSlice("node-taint"),
+		ContainerRuntimeEndpoint: c.String("container-runtime-endpoint"), KubeletPort: c.Int("kubelet-port"), SyncFrequency: c.Duration("sync-frequency"),
+		Debug: c.Bool("debug"), ClusterCIDR: c.String("cluster-cidr"), ClusterDNS: c.String("cluster-dns"),
+		ClusterDomain: c.String("cluster-domain"), BridgeName: c.String("bridge-name"),
+		ContainerdStateDir: c.String("containerd-state-dir"), ContainerdNS: c.String("containerd-namespace"),
+		CgroupRoot: c.String("cgroup-root"), NetnsPrefix: c.String("netns-prefix"),
+		ChainPrefix: c.String("iptables-chain-prefix"), FIFODir: c.String("fifo-dir"),
+	}
+}
