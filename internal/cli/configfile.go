@@ -29,9 +29,9 @@ func applyConfigFile(c *ucli.Context, defaultPath string) error {
 	if err := yaml.Unmarshal(data, &values); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	known := map[string]bool{}
-	for _, name := range c.FlagNames() {
-		known[name] = true
+	known := map[string]ucli.Flag{} // every flag of the command, set or not (c.FlagNames lists only set ones)
+	for _, f := range c.Command.Flags {
+		known[f.Names()[0]] = f
 	}
 	keys := make([]string, 0, len(values))
 	for k := range values {
@@ -39,22 +39,26 @@ func applyConfigFile(c *ucli.Context, defaultPath string) error {
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		if !known[key] || key == "config" {
+		flag, ok := known[key]
+		if !ok || key == "config" {
 			return fmt.Errorf("config file %s: unknown key %q (keys are flag names of `orch %s`)", path, key, c.Command.Name)
 		}
 		if c.IsSet(key) {
 			continue // command line and environment win over the file
 		}
-		if err := setFromFile(c, key, values[key]); err != nil {
+		if err := setFromFile(c, flag, key, values[key]); err != nil {
 			return fmt.Errorf("config file %s: key %q: %w", path, key, err)
 		}
 	}
 	return nil
 }
 
-func setFromFile(c *ucli.Context, key string, v interface{}) error {
+func setFromFile(c *ucli.Context, flag ucli.Flag, key string, v interface{}) error {
 	switch val := v.(type) {
 	case []interface{}:
+		if _, isList := flag.(*ucli.StringSliceFlag); !isList {
+			return fmt.Errorf("a list is not a value of this flag")
+		}
 		for _, item := range val {
 			if err := c.Set(key, fmt.Sprint(item)); err != nil {
 				return err
