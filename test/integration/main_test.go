@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -77,22 +76,7 @@ func newNamespace(t *testing.T, cs kubernetes.Interface) string {
 	return name
 }
 
-func sanitize(s string) string {
-	s = strings.ToLower(s[strings.LastIndex(s, "/")+1:])
-	var b strings.Builder
-	for _, r := range s {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	out := strings.Trim(b.String(), "-")
-	if len(out) > 40 {
-		out = out[:40]
-	}
-	return strings.Trim(out, "-")
-}
+func sanitize(s string) string { return testutil.NameFor(s, 40) }
 
 // must fails the test on err.
 func must(t *testing.T, err error, what string, args ...any) {

@@ -114,22 +114,7 @@ func (k *kc) newNamespace(t *testing.T) string {
 	return name
 }
 
-func sanitize(s string) string {
-	s = strings.ToLower(s[strings.LastIndex(s, "/")+1:])
-	var b strings.Builder
-	for _, r := range s {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	out := strings.Trim(b.String(), "-")
-	if len(out) > 30 {
-		out = out[:30]
-	}
-	return strings.Trim(out, "-")
-}
+func sanitize(s string) string { return testutil.NameFor(s, 30) }
 
 func testdata(name string) string { return filepath.Join("testdata", name) }
 
