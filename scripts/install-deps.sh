@@ -15,7 +15,7 @@
 #   EXTRA_PACKAGES  more Debian packages to ensure
 set -eu
 
-PACKAGES="ca-certificates git make gcc iproute2 iptables containerd runc busybox-static procps psmisc curl"
+PACKAGES="ca-certificates git make gcc iproute2 iptables containerd runc busybox-static procps psmisc curl docker-registry skopeo"
 GO_INSTALL_DIR="${GO_INSTALL_DIR:-/usr/local/go}"
 GO_BIN_DIR="${GO_BIN_DIR:-/usr/local/bin}"
 BOOTSTRAP_GO_PKG="golang-1.19-go"
@@ -90,6 +90,12 @@ install_packages() {
 	# shellcheck disable=SC2086 # word splitting of the package list is intended
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing >&2
 	installed_pkgs="${missing% }"
+	# Debian's docker-registry (used by the image-pull tests, which start
+	# their own on loopback) enables a registry on :5000 on every address
+	# where systemd runs; orch's test machines must not serve one.
+	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+		systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
+	fi
 }
 
 # ensure_go installs Go when neither PATH nor GO_INSTALL_DIR has one new enough.
