@@ -184,12 +184,12 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 		node.Heartbeat(hbCtx, log.Named("heartbeat"), client, nodeCfg, func() node.Health { return node.HostHealth(cfg.DataDir) })
 	}()
 	defer func() { stopHB(); <-hbDone }()
-	return runPods(ctx, cfg, log, client, rt, netm, newHybridCgroups(cg), kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
+	return runPods(ctx, cfg, log, client, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
 }
 
 func startImages(ctx context.Context, cfg Config, log *zap.Logger, ctrd *containerd.Client, snapshotter string) (*images.Service, error) {
 	var regs *images.Registries
-	if r, err := images.LoadRegistries(images.DefaultRegistriesFile); err == nil {
+	if r, err := images.LoadRegistries(cfg.PrivateRegistry); err == nil {
 		regs = r
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("registries config: %w", err)

@@ -20,7 +20,10 @@ type Config struct {
 	// ContainerRuntimeEndpoint is an existing containerd socket; empty runs
 	// a managed containerd.
 	ContainerRuntimeEndpoint string
-	KubeletPort              int
+	// PrivateRegistry is the registries.yaml (mirrors, plain-HTTP
+	// registries, TLS, credentials; k3s's format). Default /etc/orch/registries.yaml.
+	PrivateRegistry string
+	KubeletPort     int
 	// SyncFrequency is how often every pod is re-synced (default 1m).
 	SyncFrequency time.Duration
 	Debug         bool
@@ -48,6 +51,7 @@ func (c *Config) Defaults() {
 		}
 	}
 	def(&c.DataDir, "/var/lib/orch")
+	def(&c.PrivateRegistry, "/etc/orch/registries.yaml")
 	if c.NodeName == "" {
 		h, _ := os.Hostname()
 		c.NodeName = strings.ToLower(h)

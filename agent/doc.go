@@ -23,10 +23,6 @@
 //     proxy (left off, with a warning, when the server issued no serving
 //     certificate).
 //
-// On hybrid cgroup hosts the pod cgroups runc makes in the unified (cgroup2)
-// mount are removed too (cgroups_hybrid.go), which agent/cgroups' v1 backend
-// does not do yet.
-//
 // On shutdown the agent stops its managed containerd; containers keep
 // running and are adopted by the next run.
 //

@@ -32,6 +32,7 @@ type Config struct {
 	NodeTaints               []string
 	KubeletPort              int
 	ContainerRuntimeEndpoint string
+	PrivateRegistry          string
 	RaftPort                 int
 	DefaultWatchCacheSize    int
 	EventTTL                 time.Duration

@@ -87,7 +87,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 	return agent.Config{
 		DataDir: cfg.DataDir, NodeName: cfg.NodeName, NodeIP: p.Advertise.String(),
 		NodeLabels: cfg.NodeLabels, NodeTaints: cfg.NodeTaints, KubeletPort: cfg.KubeletPort,
-		ContainerRuntimeEndpoint: cfg.ContainerRuntimeEndpoint, Debug: cfg.Debug,
+		ContainerRuntimeEndpoint: cfg.ContainerRuntimeEndpoint, PrivateRegistry: cfg.PrivateRegistry, Debug: cfg.Debug,
 		ClusterCIDR: cfg.ClusterCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 	}
 }

@@ -21,8 +21,9 @@
 // parent's cpus/mems), unified hosts one cgroup2 tree whose ancestors get
 // +cpu +memory +pids in cgroup.subtree_control, with cpu.weight,
 // cpu.max, memory.max and pids.max written directly. Removal walks every
-// mounted hierarchy (runc also creates dirs in freezer, devices, blkio, ...)
-// and removes directories leaf-first, waiting while tasks drain; it never
+// mounted hierarchy (runc also creates dirs in freezer, devices, blkio, ...,
+// and on hybrid hosts in the cgroup2 mount /sys/fs/cgroup/unified, which
+// PodCgroups lists too) and removes directories leaf-first, waiting while tasks drain; it never
 // kills anything: the runtime stops containers first.
 //
 // OOM: OOMKilled reads memory.oom_control's oom_kill (v1) or memory.events'

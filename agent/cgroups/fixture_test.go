@@ -73,7 +73,7 @@ func (f *fixture) cleanup() {
 	}
 	f.mu.Unlock()
 	dirs := []string{filepath.Join(f.m.cfg.Mountpoint, f.m.cfg.Root)}
-	if mounts, err := v1Mounts(); err == nil && f.m.Version() == 1 {
+	if mounts, err := allV1Mounts(); err == nil && f.m.Version() == 1 {
 		dirs = dirs[:0]
 		for _, mp := range mounts {
 			dirs = append(dirs, filepath.Join(mp, f.m.cfg.Root))
@@ -128,10 +128,20 @@ func (f *fixture) expect(controller, group, file, want string) {
 	}
 }
 
-// gone fails unless group is absent in every v1 hierarchy.
+// allV1Mounts is every v1 hierarchy plus, on hybrid hosts, the unified one.
+func allV1Mounts() ([]string, error) {
+	v1, err := v1Mounts()
+	if err != nil {
+		return nil, err
+	}
+	unified, err := unifiedMounts()
+	return append(v1, unified...), err
+}
+
+// gone fails unless group is absent in every v1 hierarchy and the unified one.
 func (f *fixture) gone(group string) {
 	f.t.Helper()
-	mounts, err := v1Mounts()
+	mounts, err := allV1Mounts()
 	if err != nil {
 		f.t.Fatal(err)
 	}

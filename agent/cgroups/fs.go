@@ -108,23 +108,36 @@ func readKey(file, key string) (uint64, error) {
 	return 0, nil
 }
 
-// v1Mounts returns the mount points of all cgroup v1 hierarchies, from
+// v1Mounts returns the mount points of all cgroup v1 hierarchies.
+func v1Mounts() ([]string, error) { return cgroupMounts("cgroup") }
+
+// unifiedMounts returns the mount points of cgroup2 filesystems; on a hybrid
+// host that is the unified tree beside the v1 hierarchies
+// (/sys/fs/cgroup/unified), in which runc creates container cgroups too.
+func unifiedMounts() ([]string, error) { return cgroupMounts("cgroup2") }
+
+// cgroupMounts returns the mount points of filesystems of type fstype, from
 // /proc/self/mountinfo (fields after " - " are fstype, source, options).
-func v1Mounts() ([]string, error) {
+func cgroupMounts(fstype string) ([]string, error) {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("read mountinfo: %w", err)
 	}
+	return parseMounts(string(data), fstype), nil
+}
+
+// parseMounts picks the mount points of fstype out of mountinfo text.
+func parseMounts(mountinfo, fstype string) []string {
 	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(mountinfo, "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
 		if !ok {
 			continue
 		}
 		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if len(fields) >= 5 && len(tail) >= 1 && tail[0] == "cgroup" {
+		if len(fields) >= 5 && len(tail) >= 1 && tail[0] == fstype {
 			out = append(out, fields[4])
 		}
 	}
-	return out, nil
+	return out
 }

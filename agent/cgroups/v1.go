@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/containerd/cgroups/v3/cgroup1"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -22,6 +23,10 @@ var v1Managed = map[cgroup1.Name]bool{
 type v1Backend struct {
 	root   string   // /sys/fs/cgroup, parent of the v1 mounts
 	mounts []string // every v1 hierarchy's mount point
+	// unified are cgroup2 mounts beside the v1 ones (hybrid hosts:
+	// /sys/fs/cgroup/unified). orch creates nothing there, but runc makes
+	// the containers' cgroups in it too, so remove and children cover it.
+	unified []string
 }
 
 var _ backend = (*v1Backend)(nil)
@@ -34,7 +39,17 @@ func newV1() (*v1Backend, error) {
 	if len(mounts) == 0 {
 		return nil, fmt.Errorf("no cgroup v1 hierarchy mounted")
 	}
-	return &v1Backend{root: filepath.Dir(mounts[0]), mounts: mounts}, nil
+	unified, err := unifiedMounts()
+	if err != nil {
+		return nil, err
+	}
+	return &v1Backend{root: filepath.Dir(mounts[0]), mounts: mounts, unified: unified}, nil
+}
+
+// all is every hierarchy pod cgroups can have directories in: the v1 ones
+// and, on hybrid hosts, the unified one.
+func (b *v1Backend) all() []string {
+	return append(slices.Clone(b.mounts), b.unified...)
 }
 
 func (b *v1Backend) version() int { return 1 }
@@ -96,7 +111,7 @@ func (b *v1Backend) exists(group string) bool {
 
 func (b *v1Backend) remove(group string) error {
 	var errs []error
-	for _, m := range b.mounts {
+	for _, m := range b.all() {
 		if err := rmdirTree(filepath.Join(m, group)); err != nil {
 			errs = append(errs, err)
 		}
@@ -107,7 +122,7 @@ func (b *v1Backend) remove(group string) error {
 func (b *v1Backend) children(group string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range b.mounts {
+	for _, m := range b.all() {
 		names, err := subdirs(filepath.Join(m, group))
 		if err != nil {
 			return nil, err

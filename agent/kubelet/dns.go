@@ -169,12 +169,16 @@ func writePodFiles(dir string, pod *corev1.Pod, podIP string, dns DNS) (podFiles
 	}
 	hostResolv, _ := os.ReadFile(hostResolvPath)
 	hosts := hostsFile(pod, podIP, dns.ClusterDomain)
+	host, _ := podHostname(pod, dns.ClusterDomain)
 	if pod.Spec.HostNetwork {
+		// The host's files: the pod shares its network and UTS namespaces.
 		if b, err := os.ReadFile("/etc/hosts"); err == nil {
 			hosts = b
 		}
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
 	}
-	host, _ := podHostname(pod, dns.ClusterDomain)
 	for path, data := range map[string][]byte{f.Hosts: hosts, f.Resolv: resolvFile(pod, dns, hostResolv), f.Hostname: []byte(host + "\n")} {
 		if err := writeIfChanged(path, data); err != nil {
 			return f, err

@@ -31,7 +31,7 @@ func (k *Kubelet) containerSpec(ctx context.Context, pod *corev1.Pod, st *podSta
 	}
 	host, _ := podHostname(pod, k.cfg.DNS.ClusterDomain)
 	if pod.Spec.HostNetwork {
-		host = ""
+		host = "" // no NetnsPath: the runtime shares the host's UTS namespace
 	}
 	oom := k.cfg.Cgroups.OOMScoreAdj(qos.OOMScoreAdj(pod, c, k.cfg.MemoryCapacity))
 	return runtime.ContainerSpec{

@@ -186,7 +186,7 @@ func TestSetupTeardownCyclesLeakNothing(t *testing.T) {
 	if err := e.m.EnsureHost(); err != nil {
 		t.Fatal(err)
 	}
-	before := countLinks(t)
+	before := countOwnLinks(t, e.cfg.BridgeName)
 	for i := 0; i < 100; i++ {
 		id := e.newPodID(t)
 		e.setup(t, id)
@@ -196,18 +196,31 @@ func TestSetupTeardownCyclesLeakNothing(t *testing.T) {
 		delete(e.podIDs, id)
 		e.assertPodGone(t, id)
 	}
-	if after := countLinks(t); after != before {
+	if after := countOwnLinks(t, e.cfg.BridgeName); after != before {
 		t.Errorf("links before %d, after %d", before, after)
 	}
 	e.assertNothingLeft(t)
 }
 
-func countLinks(t *testing.T) int {
+// countOwnLinks counts this test's links: its bridge and the ports on it.
+// Links of anything else on the host (other tests running in parallel,
+// a live orch) are not counted, so the check cannot flake on them.
+func countOwnLinks(t *testing.T, bridge string) int {
+	br, err := netlink.LinkByName(bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
 	links, err := netlink.LinkList()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(links)
+	n := 0
+	for _, l := range links {
+		if l.Attrs().Index == br.Attrs().Index || l.Attrs().MasterIndex == br.Attrs().Index {
+			n++
+		}
+	}
+	return n
 }
 
 var errInjected = errors.New("injected failure")

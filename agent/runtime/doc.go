@@ -16,6 +16,8 @@
 //
 // There is no pause container: every container of a pod joins the network
 // namespace the network layer made (ContainerSpec.NetnsPath) and gets its own
-// UTS namespace with the pod's hostname. Output goes to a CRI-format log file
-// (see logs.go for the format, rotation and why FIFOs are read in-process).
+// UTS namespace with the pod's hostname; host-network containers (no
+// NetnsPath) share the host's network and UTS namespaces. Output goes to a
+// CRI-format log file (see logs.go for the format, rotation and why FIFOs are
+// read in-process).
 package runtime

@@ -96,8 +96,10 @@ type ContainerSpec struct {
 	ResolvConfPath string // bind-mounted at /etc/resolv.conf when set
 	HostnamePath   string // bind-mounted at /etc/hostname when set
 
-	NetnsPath   string // the pod's network namespace; "" = host network
-	Hostname    string // UTS hostname; defaults to PodName
+	// NetnsPath is the pod's network namespace; "" = host network, which
+	// also shares the host's UTS namespace (hostname) as kubelet does.
+	NetnsPath   string
+	Hostname    string // UTS hostname with a NetnsPath; defaults to PodName
 	CgroupsPath string // e.g. /orch/kubepods/burstable/pod<uid>/<id>
 	Resources   Resources
 	OOMScoreAdj *int

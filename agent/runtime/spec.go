@@ -57,27 +57,18 @@ func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s Conta
 	if len(args) == 0 {
 		return nil, fmt.Errorf("container %s: no command given and image %s has none", s.Name, s.Image)
 	}
-	hostname := s.Hostname
-	if hostname == "" {
-		hostname = s.PodName
-	}
 	opts := []oci.SpecOpts{
 		oci.WithImageConfig(img),
 		oci.WithProcessArgs(args...),
 		oci.WithEnv(s.Env),
-		oci.WithHostname(hostname),
 		oci.WithMounts(specMounts(s)),
 	}
+	opts = append(opts, namespaceOpts(s)...)
 	if s.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(s.WorkingDir))
 	}
 	if s.TTY {
 		opts = append(opts, oci.WithTTY)
-	}
-	if s.NetnsPath != "" {
-		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetnsPath}))
-	} else {
-		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
 	}
 	if s.CgroupsPath != "" {
 		opts = append(opts, oci.WithCgroup(s.CgroupsPath))
@@ -85,6 +76,29 @@ func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s Conta
 	opts = append(opts, resourceOpts(s.Resources)...)
 	opts = append(opts, r.oomScoreOpt(s))
 	return append(opts, securityOpts(s.Security)...), nil
+}
+
+// namespaceOpts joins the pod's network namespace with a UTS namespace of
+// its own (hostname s.Hostname, default PodName), or, for host network
+// (NetnsPath ""), the host's network and UTS namespaces with no hostname
+// set, as kubelet does for hostNetwork pods (runc refuses a hostname
+// without a private UTS namespace).
+func namespaceOpts(s ContainerSpec) []oci.SpecOpts {
+	if s.NetnsPath == "" {
+		return []oci.SpecOpts{
+			oci.WithHostNamespace(specs.NetworkNamespace),
+			oci.WithHostNamespace(specs.UTSNamespace),
+			oci.WithHostname(""),
+		}
+	}
+	hostname := s.Hostname
+	if hostname == "" {
+		hostname = s.PodName
+	}
+	return []oci.SpecOpts{
+		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetnsPath}),
+		oci.WithHostname(hostname),
+	}
 }
 
 func specMounts(s ContainerSpec) []specs.Mount {
