@@ -1,5 +1,5 @@
 # orch build targets. `make build` needs only Go; `make test` runs the whole
-# suite (as root, see scripts/test.sh); `make bench` runs the benchmarks
+# suite (as root, see scripts/test.sh); `make bench` runs the API benchmark and, as root, the pod benchmarks
 # recorded in docs/benchmarks.md.
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)

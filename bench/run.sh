@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# `make bench`: measures orch against the baseline (kube-apiserver v1.37.1 on
-# kine/SQLite, k3s's datastore) on this machine, loopback only.
+# `make bench`: measures orch against its baselines on this machine, loopback only.
+#   suite "api":  orch server vs kube-apiserver v1.37.1 on kine/SQLite (k3s's datastore)
+#   suite "pods": pod start latency of orch server + orch agent vs containerd's own
+#                 create+start, and idle RSS with 10 pods (root, containerd, runc,
+#                 busybox-static needed; tools/bench/pods)
+#
+#   bench/run.sh [pods|api] [extra args]   first argument picks one suite
 #
 # Env:
+#   BENCH_SUITE     "api pods" (default; "pods" is skipped with a note when not root
+#                   or containerd/runc/busybox are missing), or just one of them
 #   ORCH_BIN        use this orch binary instead of building /work tree's main package
 #   BENCH_TARGETS   "orch baseline" (default), or just one of them
 #   BENCH_OUT       results directory (default bench/out): results.md, results.json, logs/
@@ -11,10 +18,16 @@
 #                   during the largest create level: $BENCH_OUT/orch-cpu.pprof and
 #                   orch-cpu-top.txt (flat) / orch-cpu-cum.txt (cumulative)
 #   BENCH_PERF=1    the same with `perf record -g` instead: $BENCH_OUT/orch-perf.txt
-# Extra arguments go to `bench run` (e.g. --duration 5s --idle 10s --levels 1,16).
+# Extra arguments go to `bench run` (e.g. --duration 5s --idle 10s --levels 1,16),
+# or to `podbench` when the pods suite runs alone (e.g. --pods 10 --idle 10s).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+suites="${BENCH_SUITE:-api pods}"
+if [[ "${1:-}" == pods || "${1:-}" == api ]]; then
+  suites="$1"
+  shift
+fi
 targets="${BENCH_TARGETS:-orch baseline}"
 out="${BENCH_OUT:-$root/bench/out}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/orch-bench.XXXXXX")"
@@ -24,8 +37,9 @@ cleanup() {
   local rc=$?
   if [[ -n "$bench_pid" ]] && kill -0 "$bench_pid" 2>/dev/null; then
     # bench stops its servers on SIGTERM; the kernel kills them if it dies (Pdeathsig).
+    # podbench also deletes its pods and sweeps the host then: give it time.
     kill -TERM "$bench_pid" 2>/dev/null || true
-    for _ in $(seq 1 30); do kill -0 "$bench_pid" 2>/dev/null || break; sleep 1; done
+    for _ in $(seq 1 240); do kill -0 "$bench_pid" 2>/dev/null || break; sleep 1; done
     kill -KILL "$bench_pid" 2>/dev/null || true
   fi
   rm -rf "$work"
@@ -51,51 +65,103 @@ machine() {
     "$fstype" "$src" "$disk" "$fsync" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-start=$SECONDS
-declare -A bin
-while IFS='=' read -r k v; do bin[$k]="$v"; done < <("$root/bench/build.sh")
-log "baseline binaries and bench tool ready in $((SECONDS - start)) s"
+run_api() {
+  local start=$SECONDS
+  declare -A bin
+  while IFS='=' read -r k v; do bin[$k]="$v"; done < <("$root/bench/build.sh")
+  log "baseline binaries and bench tool ready in $((SECONDS - start)) s"
 
-args=(--work-dir "$work")
-if [[ " $targets " == *" orch "* ]]; then
-  orch="${ORCH_BIN:-}"
-  if [[ -z "$orch" ]]; then
-    mkdir -p "$work/bin"
-    orch="$work/bin/orch"
-    log "building orch"
-    (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$orch" .)
+  args=(--work-dir "$work")
+  if [[ " $targets " == *" orch "* ]]; then
+    orch="$(orch_bin)"
+    args+=(--orch "$orch")
   fi
-  args+=(--orch "$orch")
-fi
-if [[ " $targets " == *" baseline "* ]]; then
-  args+=(--kube-apiserver "${bin[KUBE_APISERVER]}" --kine "${bin[KINE]}")
-fi
+  if [[ " $targets " == *" baseline "* ]]; then
+    args+=(--kube-apiserver "${bin[KUBE_APISERVER]}" --kine "${bin[KINE]}")
+  fi
 
-mkdir -p "$out/logs"
-rm -f "$out"/logs/*.log "$out"/orch.perf.data "$out"/orch-perf*.txt "$out"/orch-cpu*
-if [[ "${BENCH_PROFILE:-0}" == 1 && -n "${orch:-}" ]]; then
-  args+=(--pprof-out "$out/orch-cpu.pprof")
-fi
-if [[ "${BENCH_PERF:-0}" == 1 && -n "${orch:-}" ]]; then
-  args+=(--perf-out "$out/orch.perf.data")
-fi
-"${bin[BENCH]}" run "${args[@]}" \
-  --machine "$(machine)" \
-  --out-json "$out/results.json" --out-md "$out/results.md" --keep-logs "$out/logs" \
-  "$@" &
-bench_pid=$!
-wait "$bench_pid"
-bench_pid=""
-if [[ -s "$out/orch-cpu.pprof" ]]; then
-  go tool pprof -top -nodecount=45 "$orch" "$out/orch-cpu.pprof" > "$out/orch-cpu-top.txt" 2>&1 || true
-  go tool pprof -top -cum -nodecount=60 "$orch" "$out/orch-cpu.pprof" > "$out/orch-cpu-cum.txt" 2>&1 || true
-  log "CPU profile: $out/orch-cpu-top.txt, $out/orch-cpu-cum.txt"
-fi
-if [[ -s "$out/orch.perf.data" ]]; then
-  perf report -i "$out/orch.perf.data" --stdio --no-children -g none --percent-limit 0.7 \
-    --sort symbol 2>/dev/null | grep -v '^$' | head -120 > "$out/orch-perf.txt" || true
-  perf report -i "$out/orch.perf.data" --stdio --children --percent-limit 3 \
-    --sort symbol -g none 2>/dev/null | grep -v '^$' | head -80 > "$out/orch-perf-children.txt" || true
-  log "CPU profile: $out/orch-perf.txt, $out/orch-perf-children.txt"
-fi
-log "results: $out/results.md (and results.json, logs/)"
+  mkdir -p "$out/logs"
+  rm -f "$out"/results.* "$out"/logs/orch*.log "$out"/logs/baseline*.log "$out"/logs/kine*.log "$out"/logs/kube*.log "$out"/orch.perf.data "$out"/orch-perf*.txt "$out"/orch-cpu*
+  if [[ "${BENCH_PROFILE:-0}" == 1 && -n "${orch:-}" ]]; then
+    args+=(--pprof-out "$out/orch-cpu.pprof")
+  fi
+  if [[ "${BENCH_PERF:-0}" == 1 && -n "${orch:-}" ]]; then
+    args+=(--perf-out "$out/orch.perf.data")
+  fi
+  "${bin[BENCH]}" run "${args[@]}" \
+    --machine "$(machine)" \
+    --out-json "$out/results.json" --out-md "$out/results.md" --keep-logs "$out/logs" \
+    "$@" &
+  bench_pid=$!
+  wait "$bench_pid"
+  bench_pid=""
+  if [[ -s "$out/orch-cpu.pprof" ]]; then
+    go tool pprof -top -nodecount=45 "$orch" "$out/orch-cpu.pprof" > "$out/orch-cpu-top.txt" 2>&1 || true
+    go tool pprof -top -cum -nodecount=60 "$orch" "$out/orch-cpu.pprof" > "$out/orch-cpu-cum.txt" 2>&1 || true
+    log "CPU profile: $out/orch-cpu-top.txt, $out/orch-cpu-cum.txt"
+  fi
+  if [[ -s "$out/orch.perf.data" ]]; then
+    perf report -i "$out/orch.perf.data" --stdio --no-children -g none --percent-limit 0.7 \
+      --sort symbol 2>/dev/null | grep -v '^$' | head -120 > "$out/orch-perf.txt" || true
+    perf report -i "$out/orch.perf.data" --stdio --children --percent-limit 3 \
+      --sort symbol -g none 2>/dev/null | grep -v '^$' | head -80 > "$out/orch-perf-children.txt" || true
+    log "CPU profile: $out/orch-perf.txt, $out/orch-perf-children.txt"
+  fi
+  log "results: $out/results.md (and results.json, logs/)"
+}
+
+# orch_bin: ORCH_BIN, or orch built from this tree into the work dir (once).
+orch_bin() {
+  if [[ -n "${ORCH_BIN:-}" ]]; then
+    echo "$ORCH_BIN"
+    return
+  fi
+  if [[ ! -x "$work/bin/orch" ]]; then
+    mkdir -p "$work/bin"
+    log "building orch"
+    (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/orch" .)
+  fi
+  echo "$work/bin/orch"
+}
+
+pods_missing() {
+  [[ "$(id -u)" == 0 ]] || { echo "not root"; return; }
+  local b
+  for b in containerd runc containerd-shim-runc-v2 iptables; do
+    command -v "$b" >/dev/null 2>&1 || { echo "$b not in PATH"; return; }
+  done
+  [[ -x /bin/busybox ]] || echo "/bin/busybox missing (apt-get install busybox-static)"
+}
+
+run_pods() {
+  local why
+  why="$(pods_missing)"
+  if [[ -n "$why" ]]; then
+    log "pods suite skipped: $why (scripts/install-deps.sh installs containerd and runc)"
+    return
+  fi
+  local orch
+  orch="$(orch_bin)"
+  mkdir -p "$work/bin" "$out/logs"
+  log "building tools/bench/pods"
+  (cd "$root/tools/bench/pods" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/podbench" .)
+  rm -f "$out"/logs/podbench-*.log
+  "$work/bin/podbench" --orch "$orch" --work-dir "$work/pods" --machine "$(machine)" \
+    --out-md "$out/pods.md" --out-json "$out/pods.json" --keep-logs "$out/logs" "$@" &
+  bench_pid=$!
+  wait "$bench_pid"
+  bench_pid=""
+  log "pod results: $out/pods.md (and pods.json, logs/podbench-*.log)"
+}
+
+api_args=() pods_args=()
+if [[ "$suites" == api ]]; then api_args=("$@"); fi
+if [[ "$suites" == pods ]]; then pods_args=("$@"); fi
+if [[ "$suites" != api && "$suites" != pods ]]; then api_args=("$@"); fi
+for suite in $suites; do
+  case "$suite" in
+    api) run_api ${api_args[@]+"${api_args[@]}"} ;;
+    pods) run_pods ${pods_args[@]+"${pods_args[@]}"} ;;
+    *) log "unknown suite $suite (want api or pods)"; exit 2 ;;
+  esac
+done

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"go.uber.org/zap"
+
+	orchrt "github.com/orch/orch/agent/runtime"
+	testimages "github.com/orch/orch/test/images"
+)
+
+// measure runs the phases in order: start server and agent, idle RSS with
+// idlePods pods, then the timed pods interleaved with baseline containers.
+func (e *env) measure(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
+	if err := e.bringUp(ctx, log, f.orch); err != nil {
+		return err
+	}
+	res.MemStart = e.memory()
+	if err := e.idlePhase(ctx, log, f, res); err != nil {
+		return err
+	}
+	return e.latencyPhase(ctx, log, f, res)
+}
+
+// bringUp starts the server and the agent, waits for the node to be Ready
+// with the image imported, and prepares the baseline's namespace.
+func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string) error {
+	if err := os.MkdirAll(e.imageDir(), 0o755); err != nil {
+		return err
+	}
+	tar := filepath.Join(e.work, "busybox.tar")
+	if err := testimages.WriteBusyboxImage(tar, testimages.BusyboxPath, podImage); err != nil {
+		return fmt.Errorf("build busybox image: %w", err)
+	}
+	if err := testimages.WriteBusyboxImage(filepath.Join(e.imageDir(), "busybox.tar"), testimages.BusyboxPath, podImage); err != nil {
+		return fmt.Errorf("build busybox image: %w", err)
+	}
+	if err := e.startServer(bin); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, 2*time.Minute, "the server's kubeconfig and API", func() (bool, error) {
+		if e.server.exited() {
+			return false, fmt.Errorf("server exited (see %s)", filepath.Join(e.work, "server.log"))
+		}
+		if _, err := os.Stat(e.kubeconfig); err != nil {
+			return false, err
+		}
+		cs, err := newClient(e.kubeconfig)
+		if err != nil {
+			return false, err
+		}
+		if _, err := cs.Discovery().ServerVersion(); err != nil {
+			return false, err
+		}
+		e.cs = cs
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	log.Info("server ready; starting the agent")
+	if err := e.startAgent(bin); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, 3*time.Minute, "the node to be Ready", func() (bool, error) {
+		if e.agent.exited() {
+			return false, fmt.Errorf("agent exited (see %s)", filepath.Join(e.work, "agent.log"))
+		}
+		return nodeReady(ctx, e.cs, e.node)
+	}); err != nil {
+		return err
+	}
+	if err := e.waitImage(ctx); err != nil {
+		return err
+	}
+	log.Info("node Ready, image imported; importing the image for the baseline")
+	var err error
+	e.base, err = newBaseline(ctx, log.Named("baseline"), e.containerdSock(), e.baseNS, e.baseCgroup, tar)
+	if err != nil {
+		return err
+	}
+	e.pw, err = watchPods(ctx, e.cs)
+	return err
+}
+
+// waitImage waits until the agent has imported and unpacked the image (so
+// pod starts measure "image present").
+func (e *env) waitImage(ctx context.Context) error {
+	var client *containerd.Client
+	defer func() {
+		if client != nil {
+			_ = client.Close()
+		}
+	}()
+	nctx := namespaces.WithNamespace(ctx, e.ns)
+	return waitFor(ctx, 2*time.Minute, "the agent to import "+podImage, func() (bool, error) {
+		if client == nil {
+			c, err := containerd.New(e.containerdSock())
+			if err != nil {
+				return false, err
+			}
+			client = c
+		}
+		img, err := client.GetImage(nctx, podImage)
+		if err != nil {
+			return false, err
+		}
+		return img.IsUnpacked(nctx, orchrt.PickSnapshotter(nctx, client))
+	})
+}
+
+// idlePhase starts idlePods pods, waits idle and records memory and CPU.
+func (e *env) idlePhase(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
+	for i := range f.idlePods {
+		d, err := startPod(ctx, e.cs, e.pw, fmt.Sprintf("idle-%02d", i), e.node, f.podTimeout)
+		if err != nil {
+			return err
+		}
+		res.IdleStarts = append(res.IdleStarts, d)
+	}
+	log.Info("idle pods running; waiting", zap.Int("pods", f.idlePods), zap.Duration("idle", f.idle))
+	cpu0 := e.cpu()
+	select {
+	case <-time.After(f.idle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	res.IdleCPU = e.cpu().sub(cpu0)
+	res.MemIdle = e.memory()
+	log.Info("idle memory", zap.String("server", res.MemIdle.Server.String()),
+		zap.String("agent", res.MemIdle.Agent.String()), zap.String("containerd", res.MemIdle.Containerd.String()))
+	return nil
+}
+
+// latencyPhase alternates: orch pod i (create → Running and Ready), then
+// baseline container i (create + start), so both see the same load.
+func (e *env) latencyPhase(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
+	for i := range f.pods {
+		d, err := startPod(ctx, e.cs, e.pw, fmt.Sprintf("lat-%03d", i), e.node, f.podTimeout)
+		if err != nil {
+			return err
+		}
+		res.OrchStarts = append(res.OrchStarts, d)
+		b, err := e.base.start(i)
+		if err != nil {
+			return err
+		}
+		res.BaseStarts = append(res.BaseStarts, b)
+		if (i+1)%10 == 0 {
+			log.Info("progress", zap.Int("done", i+1), zap.Duration("orch_last", d), zap.Duration("baseline_last", b))
+		}
+	}
+	res.MemAfter = e.memory()
+	return nil
+}
+
+// teardown deletes the pods through the API (the agent removes their
+// sandboxes), the baseline containers, then sweeps the host.
+func (e *env) teardown(ctx context.Context, log *zap.Logger) {
+	if e.pw != nil {
+		e.pw.stop()
+	}
+	if e.cs != nil && e.agent != nil && !e.agent.exited() {
+		if err := deletePods(ctx, e.cs, 3*time.Minute); err != nil {
+			log.Warn("deleting pods", zap.Error(err))
+		}
+	}
+	e.base.cleanup()
+	e.sweep()
+}

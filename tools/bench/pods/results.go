@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// results is everything one run measured (durations in nanoseconds in JSON).
+type results struct {
+	Started    time.Time
+	Machine    string
+	Pods       int
+	IdlePods   int
+	Idle       time.Duration
+	IdleStarts []time.Duration // the idle phase's pods (first pods of the run)
+	OrchStarts []time.Duration // create → Running and Ready, timed pods
+	BaseStarts []time.Duration // containerd NewContainer+NewTask+Start
+	MemStart   procMem         // node Ready, no pods
+	MemIdle    procMem         // IdlePods pods, after Idle
+	MemAfter   procMem         // IdlePods + Pods pods, right after the timed phase
+	IdleCPU    procCPU
+	Err        string
+}
+
+func (r *results) write(md, js string) error {
+	if js != "" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(js, b, 0o644); err != nil {
+			return err
+		}
+	}
+	text := r.markdown()
+	fmt.Print(text)
+	if md != "" {
+		return os.WriteFile(md, []byte(text), 0o644)
+	}
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+
+func (r *results) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Pod benchmark run of %s UTC\n\nMachine: %s\n\n", r.Started.Format("2006-01-02 15:04"), r.Machine)
+	if r.Err != "" {
+		fmt.Fprintf(&b, "**Errors:** %s\n\n", r.Err)
+	}
+	o, c := summarize(r.OrchStarts), summarize(r.BaseStarts)
+	b.WriteString("| start latency | n | p50 | p90 | p99 | min | max | mean |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	row := func(name string, s summary) {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", name, s.N, ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Min), ms(s.Max), ms(s.Mean))
+	}
+	row("orch pod: create → Running and Ready", o)
+	row("containerd: NewContainer + NewTask + Start", c)
+	row(fmt.Sprintf("(orch idle-phase pods, the run's first %d)", r.IdlePods), summarize(r.IdleStarts))
+	if c.P99 > 0 {
+		fmt.Fprintf(&b, "\norch p99 / containerd p99 = **%.2fx** (goal <= 1.5x); p50 ratio %.2fx\n",
+			float64(o.P99)/float64(c.P99), float64(o.P50)/float64(max(c.P50, 1)))
+	}
+	b.WriteString("\n| memory in MiB (/proc/<pid>/status VmRSS = RssAnon + RssFile (+ RssShmem, 0 here); PSS from smaps_rollup) | server + agent | agent alone | server alone | managed containerd (not counted) |\n| --- | --- | --- | --- | --- |\n")
+	mrow := func(name string, m procMem) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, m.ServerAgent, m.Agent, m.Server, m.Containerd)
+	}
+	mrow("node Ready, 0 pods", r.MemStart)
+	mrow(fmt.Sprintf("**%d pods, after %s idle**", r.IdlePods, r.Idle), r.MemIdle)
+	mrow(fmt.Sprintf("%d pods, right after the timed phase", r.IdlePods+len(r.OrchStarts)), r.MemAfter)
+	fmt.Fprintf(&b, "\nGoals: server + agent <= 80 MB, agent alone <= 30 MB (idle, %d pods). CPU during the %s idle: server %.2f s, agent %.2f s.\n",
+		r.IdlePods, r.Idle, r.IdleCPU.Server, r.IdleCPU.Agent)
+	return b.String()
+}
