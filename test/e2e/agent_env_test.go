@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,9 +17,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"go.uber.org/zap/zaptest"
-	"golang.org/x/sys/unix"
 
 	"github.com/orch/orch/agent/network"
+	"github.com/orch/orch/test/hostclean"
 	testimages "github.com/orch/orch/test/images"
 	"github.com/orch/orch/test/testutil"
 )
@@ -174,10 +172,10 @@ func (e *agentEnv) dumpLog() {
 func (e *agentEnv) cleanup() {
 	e.dumpLog()
 	e.stopAgent()
-	killProcs(e.t, func(pid int, cmdline string) bool {
-		return strings.Contains(cmdline, e.stateBase) || inCgroup(pid, "/"+e.cgroupRoot+"/")
+	hostclean.KillProcs(e.t.Logf, func(pid int, cmdline string) bool {
+		return strings.Contains(cmdline, e.stateBase) || hostclean.InCgroup(pid, "/"+e.cgroupRoot+"/")
 	})
-	unmountUnder(e.t, e.stateBase, e.dataDir, filepath.Join("/run/netns", e.netnsPfx))
+	hostclean.UnmountUnder(e.t.Logf, e.stateBase, e.dataDir, filepath.Join("/run/netns", e.netnsPfx))
 	if m, _ := filepath.Glob(filepath.Join("/run/netns", e.netnsPfx+"*")); len(m) > 0 {
 		for _, p := range m {
 			_ = os.Remove(p)
@@ -195,8 +193,8 @@ func (e *agentEnv) cleanup() {
 		}
 		_ = m.Close()
 	}
-	for _, dir := range cgroupDirs(e.cgroupRoot) {
-		if err := rmdirTree(dir); err != nil {
+	for _, dir := range hostclean.CgroupDirs(e.cgroupRoot) {
+		if err := hostclean.RmdirTree(dir); err != nil {
 			e.t.Logf("cgroup cleanup: %v", err)
 		}
 	}
@@ -204,111 +202,10 @@ func (e *agentEnv) cleanup() {
 	_ = os.RemoveAll(e.dataDir)
 }
 
-func killProcs(t *testing.T, match func(pid int, cmdline string) bool) {
-	for round := 0; round < 20; round++ {
-		entries, _ := os.ReadDir("/proc")
-		found := 0
-		for _, ent := range entries {
-			pid, err := strconv.Atoi(ent.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if err != nil {
-				continue
-			}
-			if match(pid, strings.ReplaceAll(string(b), "\x00", " ")) {
-				found++
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		if found == 0 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("cleanup: processes still alive after SIGKILL")
-}
-
-func inCgroup(pid int, part string) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	return err == nil && strings.Contains(string(b), part)
-}
-
-// mountsUnder lists mount points starting with any prefix, deepest first.
-func mountsUnder(prefixes ...string) []string {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(f[4], p) {
-				out = append(out, f[4])
-				break
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-func unmountUnder(t *testing.T, prefixes ...string) {
-	for _, m := range mountsUnder(prefixes...) {
-		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			t.Logf("cleanup: unmount %s: %v", m, err)
-		}
-	}
-}
-
-// cgroupDirs are the test's cgroup root in every mounted hierarchy.
-func cgroupDirs(root string) []string {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		f, tail := strings.Fields(pre), strings.Fields(post)
-		if ok && len(f) >= 5 && len(tail) >= 1 && (tail[0] == "cgroup" || tail[0] == "cgroup2") {
-			if _, err := os.Stat(filepath.Join(f[4], root)); err == nil {
-				out = append(out, filepath.Join(f[4], root))
-			}
-		}
-	}
-	return out
-}
-
-func rmdirTree(dir string) error {
-	var dirs []string
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-	var errs []error
-	for _, d := range dirs {
-		for i := 0; ; i++ {
-			err := os.Remove(d)
-			if err == nil || errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			if i == 20 {
-				errs = append(errs, err)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // podCgroups lists pod cgroup dirs left under the test's root.
 func podCgroups(root string) []string {
 	var out []string
-	for _, dir := range cgroupDirs(root) {
+	for _, dir := range hostclean.CgroupDirs(root) {
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "pod") {
 				out = append(out, p)

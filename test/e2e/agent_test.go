@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/agent/runtime"
+	"github.com/orch/orch/test/hostclean"
 	"github.com/orch/orch/test/testutil"
 )
 
@@ -234,7 +235,7 @@ func deleteLeavesNothing(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
 	if left := podCgroups(e.cgroupRoot); len(left) > 0 {
 		t.Errorf("pod cgroups left: %v", left)
 	}
-	if m := mountsUnder(filepath.Join(e.dataDir, "agent", "pods"), filepath.Join("/run/netns", e.netnsPfx), filepath.Join(e.stateBase, "containerd", "io.containerd.runtime")); len(m) > 0 {
+	if m := hostclean.MountsUnder(filepath.Join(e.dataDir, "agent", "pods"), filepath.Join("/run/netns", e.netnsPfx), filepath.Join(e.stateBase, "containerd", "io.containerd.runtime")); len(m) > 0 {
 		t.Errorf("mounts left: %v", m)
 	}
 	if d, _ := os.ReadDir(filepath.Join(e.dataDir, "agent", "pods")); len(d) > 0 {
