@@ -1,0 +1,134 @@
+package scheduler
+
+import corev1 "k8s.io/api/core/v1"
+
+// Defaults used by the scoring plugins for containers without requests,
+// as upstream's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest.
+const (
+	defaultMilliCPURequest int64 = 100
+	defaultMemoryRequest   int64 = 200 * 1024 * 1024
+)
+
+// Resource is the subset of resources the scheduler accounts for.
+type Resource struct {
+	MilliCPU         int64
+	Memory           int64
+	EphemeralStorage int64
+}
+
+func (r *Resource) add(o Resource) {
+	r.MilliCPU += o.MilliCPU
+	r.Memory += o.Memory
+	r.EphemeralStorage += o.EphemeralStorage
+}
+
+func (r *Resource) sub(o Resource) {
+	r.MilliCPU -= o.MilliCPU
+	r.Memory -= o.Memory
+	r.EphemeralStorage -= o.EphemeralStorage
+}
+
+func (r *Resource) setMax(o Resource) {
+	r.MilliCPU = max(r.MilliCPU, o.MilliCPU)
+	r.Memory = max(r.Memory, o.Memory)
+	r.EphemeralStorage = max(r.EphemeralStorage, o.EphemeralStorage)
+}
+
+func resourceFromList(l corev1.ResourceList) Resource {
+	return Resource{
+		MilliCPU:         quantityMilli(l, corev1.ResourceCPU),
+		Memory:           quantityValue(l, corev1.ResourceMemory),
+		EphemeralStorage: quantityValue(l, corev1.ResourceEphemeralStorage),
+	}
+}
+
+func quantityMilli(l corev1.ResourceList, name corev1.ResourceName) int64 {
+	if q, ok := l[name]; ok {
+		return q.MilliValue()
+	}
+	return 0
+}
+
+func quantityValue(l corev1.ResourceList, name corev1.ResourceName) int64 {
+	if q, ok := l[name]; ok {
+		return q.Value()
+	}
+	return 0
+}
+
+// nonZero applies the scoring defaults to a container's requests.
+func nonZero(r Resource) Resource {
+	if r.MilliCPU == 0 {
+		r.MilliCPU = defaultMilliCPURequest
+	}
+	if r.Memory == 0 {
+		r.Memory = defaultMemoryRequest
+	}
+	return r
+}
+
+func isRestartable(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// PodRequests returns the pod's effective requests as upstream computes them
+// (component-helpers resource.PodRequests): the larger of the sum of app
+// containers plus sidecars and the peak of the init phase, replaced by
+// pod-level requests where set, plus overhead.
+// nonZeroReqs applies the scoring defaults per container.
+func PodRequests(pod *corev1.Pod, nonZeroReqs bool) Resource {
+	conv := func(c *corev1.Container) Resource {
+		r := resourceFromList(c.Resources.Requests)
+		if nonZeroReqs {
+			r = nonZero(r)
+		}
+		return r
+	}
+	var reqs Resource
+	for i := range pod.Spec.Containers {
+		reqs.add(conv(&pod.Spec.Containers[i]))
+	}
+	var sidecars, initPeak Resource
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cr := conv(c)
+		if isRestartable(c) {
+			reqs.add(cr)
+			sidecars.add(cr)
+			cr = sidecars
+		} else {
+			cr.add(sidecars)
+		}
+		initPeak.setMax(cr)
+	}
+	reqs.setMax(initPeak)
+	applyPodLevel(&reqs, pod)
+	if pod.Spec.Overhead != nil {
+		reqs.add(resourceFromList(pod.Spec.Overhead))
+	}
+	return reqs
+}
+
+// applyPodLevel overrides cpu and memory with pod-level requests
+// (spec.resources) where set, as upstream's applyPodLevelResources.
+func applyPodLevel(reqs *Resource, pod *corev1.Pod) {
+	if pod.Spec.Resources == nil {
+		return
+	}
+	if q, ok := pod.Spec.Resources.Requests[corev1.ResourceCPU]; ok {
+		reqs.MilliCPU = q.MilliValue()
+	}
+	if q, ok := pod.Spec.Resources.Requests[corev1.ResourceMemory]; ok {
+		reqs.Memory = q.Value()
+	}
+}
+
+// allocatable reads the node's allocatable resources and pod capacity.
+func allocatable(node *corev1.Node) (Resource, int64) {
+	a := node.Status.Allocatable
+	pods := int64(0)
+	if q, ok := a[corev1.ResourcePods]; ok {
+		pods = q.Value()
+	}
+	return resourceFromList(a), pods
+}
