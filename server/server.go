@@ -25,6 +25,7 @@ import (
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/controllers/eventttl"
 	"github.com/orch/orch/server/controllers/nodeipam"
+	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
 )
@@ -124,6 +125,7 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
 	loops := []controller{
 		{"node IPAM", ipam.Run},
+		{"scheduler", schedloop.RunFunc(schedloop.Config{Client: loopClient, Logger: log})},
 		{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
 	}
 	podGraph, stopGraph := auth.StartPodGraph(loopClient)

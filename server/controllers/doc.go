@@ -5,5 +5,6 @@
 // workqueue and reconciles level-based, never mutating cached objects. Only
 // the Raft leader runs them: Run(ctx) returns when ctx (the leadership) ends.
 //
-//	nodeipam  assigns each Node a pod CIDR from the cluster CIDR
+//	nodeipam   assigns each Node a pod CIDR from the cluster CIDR
+//	schedloop  binds pending pods to Nodes with server/scheduler
 package controllers

@@ -14,7 +14,8 @@
 // for every pod (no percentageOfNodesToScore sampling).
 //
 // The package does no I/O: no network, no datastore, no containerd. The
-// server's loop (not yet written) will feed it snapshots and bind through a
-// Binder; Harness does the same in-process with fake nodes and a
-// RecordingBinder for tests and BenchmarkSchedule.
+// server's loop (server/controllers/schedloop) feeds it snapshots and
+// binds through the pods/binding subresource; Harness does the same
+// in-process with fake nodes and a RecordingBinder for tests and
+// BenchmarkSchedule.
 package scheduler

@@ -182,9 +182,13 @@ func testCRUDPod(t *testing.T, s *testutil.Server) {
 	ctx, cs := ctxT(t), s.Clientset
 	ns := newNamespace(t, cs)
 	c := cs.CoreV1().Pods(ns)
+	// Another scheduler's pod: orch's scheduler would otherwise write the
+	// pod's PodScheduled condition (no nodes here) between the Get and the
+	// Update below, turning the update checks into 409 conflicts.
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p1", Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.25"}}},
+		Spec: corev1.PodSpec{SchedulerName: "not-orch",
+			Containers: []corev1.Container{{Name: "c", Image: "nginx:1.25"}}},
 	}
 	created, err := c.Create(ctx, pod, metav1.CreateOptions{})
 	must(t, err, "create")

@@ -65,10 +65,13 @@ func testFieldSelectors(t *testing.T, s *testutil.Server) {
 	ctx, cs := ctxT(t), s.Clientset
 	ns := newNamespace(t, cs)
 	pods := cs.CoreV1().Pods(ns)
+	// Another scheduler's pods: p2 must stay unbound even when other tests
+	// running in parallel create Nodes orch's scheduler could bind it to.
 	for i, node := range []string{"node-a", "node-b", ""} {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i)},
-			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "nginx:1.25"}}},
+			Spec: corev1.PodSpec{NodeName: node, SchedulerName: "not-orch",
+				Containers: []corev1.Container{{Name: "c", Image: "nginx:1.25"}}},
 		}
 		_, err := pods.Create(ctx, p, metav1.CreateOptions{})
 		must(t, err, "create pod %d", i)

@@ -1,0 +1,93 @@
+package schedloop
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestScheduleOne(t *testing.T) {
+	tests := []struct {
+		name      string
+		pod       *corev1.Pod
+		wantNode  string // "" = no binding
+		wantFit   string // FitError message, "" = none
+		wantEvent string
+	}{
+		{name: "fits the emptier node", pod: pod("small", "500m"), wantNode: "n2",
+			wantEvent: "Successfully assigned default/small to n2"},
+		{name: "too big", pod: pod("big", "8"), wantFit: "0/2 nodes are available: 2 Insufficient cpu."},
+		{name: "other scheduler", pod: func() *corev1.Pod { p := pod("other", "100m"); p.Spec.SchedulerName = "x"; return p }()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			busy := pod("busy", "1500m")
+			busy.Spec.NodeName = "n1"
+			client := fake.NewClientset(node("n1", "2"), node("n2", "2"), busy, tt.pod)
+			bindReactor(client, true)
+			start(t, client)
+			switch {
+			case tt.wantNode != "":
+				waitFor(t, "binding", func() bool { return bindings(client)[tt.pod.Name] == tt.wantNode })
+				waitFor(t, "Scheduled event", func() bool { return eventFor(t, client, tt.pod.Name, EventScheduled, tt.wantEvent) })
+			case tt.wantFit != "":
+				waitFor(t, "condition", func() bool {
+					p, _ := client.CoreV1().Pods("default").Get(context.Background(), tt.pod.Name, metav1.GetOptions{})
+					c := scheduledCondition(p)
+					return c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable && c.Message == tt.wantFit
+				})
+				waitFor(t, "FailedScheduling event", func() bool { return eventFor(t, client, tt.pod.Name, EventFailedScheduling, tt.wantFit) })
+				if b := bindings(client); len(b) != 0 {
+					t.Fatalf("unexpected bindings %v", b)
+				}
+			default:
+				time.Sleep(300 * time.Millisecond)
+				if b := bindings(client); len(b) != 0 {
+					t.Fatalf("unexpected bindings %v", b)
+				}
+			}
+		})
+	}
+}
+
+// TestAssumeCache: the cache never shows the bindings, so only the assume
+// cache keeps two 600m pods from landing on the same 1-cpu node.
+func TestAssumeCache(t *testing.T) {
+	client := fake.NewClientset(node("n1", "1"), node("n2", "1"), pod("a", "600m"), pod("b", "600m"))
+	bindReactor(client, false)
+	start(t, client)
+	waitFor(t, "two bindings", func() bool { return len(bindings(client)) == 2 })
+	b := bindings(client)
+	if b["a"] == b["b"] {
+		t.Fatalf("both pods bound to %s", b["a"])
+	}
+}
+
+// TestRetryOnNodeAdd: an unschedulable pod is bound once a big Node comes,
+// and its status update alone does not make it loop.
+func TestRetryOnNodeAdd(t *testing.T) {
+	client := fake.NewClientset(node("n1", "1"), pod("big", "4"))
+	bindReactor(client, true)
+	start(t, client)
+	waitFor(t, "FailedScheduling event", func() bool {
+		return eventFor(t, client, "big", EventFailedScheduling, "0/1 nodes are available: 1 Insufficient cpu.")
+	})
+	time.Sleep(200 * time.Millisecond)
+	updates := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			updates++
+		}
+	}
+	if updates != 1 {
+		t.Fatalf("%d status updates, want 1 (only on change)", updates)
+	}
+	if _, err := client.CoreV1().Nodes().Create(context.Background(), node("n2", "8"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "binding to n2", func() bool { return bindings(client)["big"] == "n2" })
+}
