@@ -2,41 +2,19 @@ package nodeipam
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/orch/orch/datastore"
-	"github.com/orch/orch/server/apiserver"
-	"github.com/orch/orch/server/auth"
-	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/apiserver/apiservertest"
 )
-
-type allowAll struct{}
-
-func (allowAll) AuthenticateRequest(*http.Request) (*auth.User, bool, error) {
-	return &auth.User{Name: "test", Groups: []string{auth.GroupMasters}}, true, nil
-}
-
-func (allowAll) Authorize(context.Context, auth.Attributes) (bool, string, error) {
-	return true, "", nil
-}
 
 // TestWithRealAPIServer runs the controller against the real API server
 // (memory datastore, all registry resources) through its loopback transport.
 func TestWithRealAPIServer(t *testing.T) {
-	store := datastore.NewMemStore(1000)
-	t.Cleanup(func() { _ = store.Close() })
-	api, err := apiserver.New(apiserver.Config{Store: store, Resources: registry.All(registry.Config{}),
-		Authenticator: allowAll{}, Authorizer: allowAll{}, Logger: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport()}
+	_, rc := apiservertest.Start(t)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		t.Fatal(err)

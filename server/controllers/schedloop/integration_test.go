@@ -2,42 +2,20 @@ package schedloop
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/orch/orch/datastore"
-	"github.com/orch/orch/server/apiserver"
-	"github.com/orch/orch/server/auth"
-	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/apiserver/apiservertest"
 )
-
-type allowAll struct{}
-
-func (allowAll) AuthenticateRequest(*http.Request) (*auth.User, bool, error) {
-	return &auth.User{Name: "test", Groups: []string{auth.GroupMasters}}, true, nil
-}
-
-func (allowAll) Authorize(context.Context, auth.Attributes) (bool, string, error) {
-	return true, "", nil
-}
 
 // TestWithRealAPIServer schedules through the real API server (memory
 // datastore) and its binding and status subresources.
 func TestWithRealAPIServer(t *testing.T) {
-	store := datastore.NewMemStore(1000)
-	t.Cleanup(func() { _ = store.Close() })
-	api, err := apiserver.New(apiserver.Config{Store: store, Resources: registry.All(registry.Config{}),
-		Authenticator: allowAll{}, Authorizer: allowAll{}, Logger: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport()}
+	api, rc := apiservertest.Start(t)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		t.Fatal(err)
