@@ -36,8 +36,10 @@ type Config struct {
 	RaftPort                 int
 	DefaultWatchCacheSize    int
 	EventTTL                 time.Duration
-	PprofAddress             string
-	Debug                    bool
+	// NodeMonitorGracePeriod: a node whose Lease is older gets Ready=Unknown.
+	NodeMonitorGracePeriod time.Duration
+	PprofAddress           string
+	Debug                  bool
 }
 
 // Parsed holds the validated network settings derived from Config.

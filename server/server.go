@@ -24,6 +24,7 @@ import (
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/controllers/eventttl"
+	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/controllers/nodeipam"
 	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/join"
@@ -113,7 +114,9 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 // loopback client (the pod cache behind node authorization) and builds the
 // leader-only controllers, which leaderTasks runs. It returns a stop func.
 func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, log *zap.Logger) ([]controller, func(), error) {
-	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport()}
+	// In-process clients are not rate-limited by client-go (QPS < 0): the
+	// API server's own limits apply.
+	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
 	loopClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loopback client: %w", err)
@@ -127,6 +130,9 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 		{"node IPAM", ipam.Run},
 		{"scheduler", schedloop.RunFunc(schedloop.Config{Client: loopClient, Logger: log})},
 		{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
+		{"workload controllers", func(ctx context.Context) error {
+			return runShared(ctx, loopClient, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir}, log)
+		}},
 	}
 	podGraph, stopGraph := auth.StartPodGraph(loopClient)
 	nodeGraph.Set(podGraph)

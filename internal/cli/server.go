@@ -44,6 +44,8 @@ func serverFlags() []ucli.Flag {
 		s("private-registry", "/etc/orch/registries.yaml", "registries.yaml of this server's agent (k3s format)"),
 		i("raft-port", 6444, "port of the datastore's Raft transport (mutual TLS)"),
 		i("default-watch-cache-size", 1000, "events kept for watch resume; older resourceVersions get 410 Gone"),
+		&ucli.DurationFlag{Name: "node-monitor-grace-period", Value: 40 * time.Second, EnvVars: envVars("node-monitor-grace-period"),
+			Usage: "how long a node's Lease may go unrenewed before the node is Ready=Unknown and its pods are evicted"},
 		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
@@ -97,6 +99,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		RaftPort:                 c.Int("raft-port"),
 		DefaultWatchCacheSize:    c.Int("default-watch-cache-size"),
 		EventTTL:                 c.Duration("event-ttl"),
+		NodeMonitorGracePeriod:   c.Duration("node-monitor-grace-period"),
 		PprofAddress:             c.String("pprof-address"),
 		Debug:                    c.Bool("debug"),
 	}, nil

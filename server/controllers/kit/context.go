@@ -1,0 +1,84 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+)
+
+// Context is shared by the controllers of one leadership term.
+type Context struct {
+	// Client writes through the API (validation, admission).
+	Client kubernetes.Interface
+	// Informers is the shared cache; controllers register what they need
+	// in New, the server starts it once every controller is built.
+	Informers informers.SharedInformerFactory
+	// Logger is the server's; each controller names its own.
+	Logger *zap.Logger
+	// Options are the server flags controllers read.
+	Options Options
+
+	broadcaster record.EventBroadcaster
+}
+
+// Options are the knobs of the controllers (server flags).
+type Options struct {
+	// NodeMonitorGracePeriod: a node whose Lease is older than this gets
+	// Ready=Unknown (--node-monitor-grace-period, default 40s).
+	NodeMonitorGracePeriod time.Duration
+	// DataDir is the server's data dir (local-path volumes live under it on
+	// each node: the agent's data dir).
+	DataDir string
+}
+
+// New builds a Context over client. Call Start once every controller has
+// registered its informers, and Shutdown when the term ends.
+func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Context{Client: client, Informers: informers.NewSharedInformerFactory(client, 0), Logger: log, Options: opts}
+}
+
+// Recorder returns an event recorder for component (the event's source).
+// All recorders share one broadcaster writing through Client.
+func (c *Context) Recorder(component string) record.EventRecorder {
+	if c.broadcaster == nil {
+		c.broadcaster = record.NewBroadcaster()
+		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	}
+	return c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
+}
+
+// Start starts every registered informer and waits for their caches.
+func (c *Context) Start(ctx context.Context) error {
+	c.Informers.Start(ctx.Done())
+	for typ, ok := range c.Informers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("cache of %v did not sync: %w", typ, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Shutdown stops the informers and the event broadcaster.
+func (c *Context) Shutdown() {
+	c.Informers.Shutdown()
+	if c.broadcaster != nil {
+		c.broadcaster.Shutdown()
+	}
+}
+
+// WaitForSync waits for the caches of informers already started elsewhere.
+func WaitForSync(ctx context.Context, synced ...cache.InformerSynced) bool {
+	return cache.WaitForCacheSync(ctx.Done(), synced...)
+}
