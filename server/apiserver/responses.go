@@ -18,10 +18,15 @@ import (
 )
 
 // writeError answers with the metav1.Status of err. Errors that are not API
-// status errors become 500s (or 503 when this server cannot write).
+// status errors become 500s (or 503 when this server cannot write). A 503,
+// or a Status asking for it, carries Retry-After (client-go then retries);
+// a 429 without it (a disruption budget refusing an eviction) is final.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	st := s.toStatus(err)
-	if st.Code == http.StatusServiceUnavailable || st.Code == http.StatusTooManyRequests {
+	switch {
+	case st.Details != nil && st.Details.RetryAfterSeconds > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	case st.Code == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "1")
 	}
 	s.writeJSON(w, r, int(st.Code), st)

@@ -188,8 +188,9 @@ func bindPod(pod *corev1.Pod, b *corev1.Binding) {
 	pod.Status.Conditions = append(pod.Status.Conditions, cond)
 }
 
-// handleEviction serves POST pods/<name>/eviction: the pod is deleted with
-// the Eviction's DeleteOptions (PodDisruptionBudgets are not checked yet).
+// handleEviction serves POST pods/<name>/eviction: unless the pod's
+// PodDisruptionBudget forbids it (429), the pod is deleted with the
+// Eviction's DeleteOptions.
 func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
 	body, err := s.decodeRequest(w, r, rc, evictionGVK)
 	if err != nil {
@@ -206,6 +207,10 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, rc *reqC
 		opts = &metav1.DeleteOptions{}
 	}
 	if err := validateDeleteOptions(opts); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.evictionAllowed(r.Context(), rc, len(opts.DryRun) > 0); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -25,6 +25,7 @@ func podRules() rules {
 					Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
 			}
 			pod.Status.QOSClass = podQOS(&pod.Spec)
+			addDefaultTolerations(&pod.Spec)
 		},
 		validate: func(obj runtime.Object) field.ErrorList { return validatePodCreate(obj.(*corev1.Pod)) },
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {

@@ -70,7 +70,8 @@ func (c *Context) Start(ctx context.Context) error {
 	return nil
 }
 
-// Shutdown stops the informers and the event broadcaster.
+// Shutdown stops the informers and the event broadcaster. Call it after
+// the ctx given to Start has ended (it waits for the informers to stop).
 func (c *Context) Shutdown() {
 	c.Informers.Shutdown()
 	if c.broadcaster != nil {

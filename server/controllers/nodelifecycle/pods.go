@@ -1,0 +1,73 @@
+package nodelifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+// syncPod evicts a pod whose node has NoExecute taints it does not
+// tolerate (now or when its tolerationSeconds run out) and force-deletes
+// pods bound to Nodes that no longer exist.
+func (c *Controller) syncPod(ctx context.Context, key string) error {
+	ns, podName, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	obj, exists, err := c.pods.GetByKey(key)
+	if err != nil || !exists {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	if pod.Spec.NodeName == "" {
+		return nil
+	}
+	node, err := c.nodes.Get(pod.Spec.NodeName)
+	if apierrors.IsNotFound(err) {
+		return c.collectOrphan(ctx, pod)
+	}
+	if err != nil || pod.DeletionTimestamp != nil {
+		return err
+	}
+	now := c.clock.Now()
+	at, evict := evictionTime(pod, node.Spec.Taints, now)
+	if !evict {
+		return nil
+	}
+	if wait := at.Sub(now); wait > 0 {
+		c.podQ.AddAfter(key, wait)
+		return nil
+	}
+	c.log.Info("evicting pod from tainted node", zap.String("pod", key), zap.String("node", node.Name))
+	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", ns, podName)
+	err = c.client.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("evicting %s: %w", key, err)
+	}
+	return nil
+}
+
+// collectOrphan force-deletes a pod whose Node is gone, after checking with
+// a live read that the Node really does not exist (the cache may lag).
+func (c *Controller) collectOrphan(ctx context.Context, pod *corev1.Pod) error {
+	_, err := c.client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	c.log.Info("deleting pod of a deleted node", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", pod.Spec.NodeName))
+	err = c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting orphaned pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
