@@ -81,6 +81,9 @@ func (s *Server) create(ctx context.Context, rc *reqCtx, obj runtime.Object, dry
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	setCreateFields(m)
 	rc.res.Strategy.Default(obj)
+	if err := s.admitMutating(ctx, rc, obj); err != nil {
+		return nil, err
+	}
 	rc.res.Strategy.PrepareForCreate(ctx, obj)
 	if err := validateCreate(ctx, rc.res, obj); err != nil {
 		return nil, err
@@ -122,6 +125,11 @@ func (s *Server) createOnce(ctx context.Context, res *registry.Resource, obj run
 		}
 		ops = aops
 	}
+	qops, err := s.quotaOps(ctx, res, obj)
+	if err != nil {
+		return 0, err
+	}
+	ops = append(ops, qops...)
 	data, err := encodeStored(res, obj)
 	if err != nil {
 		return 0, err
@@ -137,6 +145,9 @@ func (s *Server) createOnce(ctx context.Context, res *registry.Resource, obj run
 			return 0, apierrors.NewAlreadyExists(groupResource(res), m.GetName())
 		}
 		return 0, errRetryAllocation
+	}
+	if errors.Is(err, datastore.ErrConflict) && len(qops) > 0 {
+		return 0, errRetryAllocation // a quota was charged concurrently
 	}
 	if err != nil {
 		return 0, storeError(err, groupResource(res), m.GetName())

@@ -140,6 +140,7 @@ func groupDefs() []def {
 			newObj: objs[appsv1.DaemonSet](), newList: objs[appsv1.DaemonSetList](), rules: daemonSetRules()},
 		{gv: apps, resource: "statefulsets", kind: "StatefulSet", short: []string{"sts"}, all: true, namespaced: true, hasStatus: true,
 			scale: statefulSetScale, newObj: objs[appsv1.StatefulSet](), newList: objs[appsv1.StatefulSetList](), rules: statefulSetRules()},
+		controllerRevisionDef(),
 		{gv: batchv1.SchemeGroupVersion, resource: "jobs", kind: "Job", all: true, namespaced: true, hasStatus: true,
 			newObj: objs[batchv1.Job](), newList: objs[batchv1.JobList](), rules: jobRules()},
 		{gv: batchv1.SchemeGroupVersion, resource: "cronjobs", kind: "CronJob", short: []string{"cj"}, all: true, namespaced: true, hasStatus: true,

@@ -37,8 +37,8 @@ func TestAllResourcesRegisteredInScheme(t *testing.T) {
 			t.Errorf("%s: first column %q", key, cols[0].Name)
 		}
 	}
-	if len(seen) != 27 {
-		t.Errorf("got %d resources, want 27", len(seen))
+	if len(seen) != 28 {
+		t.Errorf("got %d resources, want 28", len(seen))
 	}
 	for _, k := range []string{"autoscaling/v1, Kind=Scale", "policy/v1, Kind=Eviction", "/v1, Kind=Binding", "meta.k8s.io/v1, Kind=Table"} {
 		found := false

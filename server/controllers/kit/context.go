@@ -2,7 +2,6 @@ package kit
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -59,14 +58,11 @@ func (c *Context) Recorder(component string) record.EventRecorder {
 	return c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
 }
 
-// Start starts every registered informer and waits for their caches.
+// Start starts every registered informer. It does not wait for the
+// caches: each controller waits for its own in Run (kit.WaitForSync), so a
+// type that cannot be listed holds up only the controllers that need it.
 func (c *Context) Start(ctx context.Context) error {
 	c.Informers.Start(ctx.Done())
-	for typ, ok := range c.Informers.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("cache of %v did not sync: %w", typ, ctx.Err())
-		}
-	}
 	return nil
 }
 

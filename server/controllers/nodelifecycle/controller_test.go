@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/utils/ptr"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/server/controllers/kit"
 )
@@ -45,6 +45,9 @@ func newEnv(t *testing.T, objs ...any) *env {
 	}
 	if err := kc.Start(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if !kit.WaitForSync(ctx, c.synced...) {
+		t.Fatal("caches did not sync")
 	}
 	t.Cleanup(func() { cancel(); kc.Shutdown() })
 	return &env{t: t, ctx: ctx, cs: cs, clk: clk, c: c, start: start}
@@ -83,10 +86,9 @@ func lease() *coordinationv1.Lease {
 
 func pod(name string, tols ...corev1.Toleration) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: k8stypes.UID("uid-" + name)},
-		Spec: corev1.PodSpec{NodeName: "n1", Tolerations: tols},
+		Spec:   corev1.PodSpec{NodeName: "n1", Tolerations: tols},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 }
-
 
 func TestLeaseExpiryTaintsAndEvicts(t *testing.T) {
 	tol300 := corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists,

@@ -1,0 +1,142 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/orch/orch/server/apiserver/apiservertest"
+	"github.com/orch/orch/server/controllers/kit"
+)
+
+func start(t *testing.T) (context.Context, kubernetes.Interface) {
+	api, rc := apiservertest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(rc)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := api.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kc := kit.New(cs, zaptest.NewLogger(t), kit.Options{})
+	ec, err := New(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := NewSlices(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = kc.Start(ctx)
+	done := make(chan struct{}, 2)
+	go func() { _ = ec.Run(ctx); done <- struct{}{} }()
+	go func() { _ = sc.Run(ctx); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done; kc.Shutdown() })
+	return ctx, cs
+}
+
+func webPod(t *testing.T, ctx context.Context, cs kubernetes.Interface, name, ip string, ready bool) {
+	t.Helper()
+	p, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setReady(t, ctx, cs, p, ip, ready)
+}
+
+func setReady(t *testing.T, ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, ip string, ready bool) {
+	t.Helper()
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	p.Status.Phase, p.Status.PodIP = corev1.PodRunning, ip
+	p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}
+	if _, err := cs.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never happened; last state: %s", what, state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestEndpointsAndSlicesFollowPods(t *testing.T) {
+	ctx, cs := start(t)
+	_, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webPod(t, ctx, cs, "a", "10.42.0.5", true)
+	webPod(t, ctx, cs, "b", "10.42.0.6", false)
+	eventually(t, "endpoints with a ready and a not-ready address", func() (bool, string) {
+		ep, err := cs.CoreV1().Endpoints("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || len(ep.Subsets) != 1 {
+			return false, fmt.Sprint(ep, err)
+		}
+		s := ep.Subsets[0]
+		return len(s.Addresses) == 1 && s.Addresses[0].IP == "10.42.0.5" && len(s.NotReadyAddresses) == 1 &&
+			s.Ports[0].Port == 8080, fmt.Sprintf("%+v", s)
+	})
+	eventually(t, "a slice with both endpoints", func() (bool, string) {
+		sl, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=web"})
+		if err != nil || len(sl.Items) != 1 {
+			return false, fmt.Sprint(sl, err)
+		}
+		s := sl.Items[0]
+		return len(s.Endpoints) == 2 && *s.Endpoints[0].Conditions.Ready && !*s.Endpoints[1].Conditions.Ready &&
+			*s.Ports[0].Port == 8080 && s.OwnerReferences[0].Name == "web", fmt.Sprintf("%+v", s)
+	})
+	// A service without a selector keeps its hand-written Endpoints and
+	// gets a mirrored slice (as the kubernetes Service does).
+	_, err = cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Endpoints("default").Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "ext"},
+		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.10"}},
+			Ports: []corev1.EndpointPort{{Name: "https", Port: 6443, Protocol: corev1.ProtocolTCP}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "hand-written Endpoints mirrored", func() (bool, string) {
+		sl, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=ext"})
+		return err == nil && len(sl.Items) == 1 && sl.Items[0].Labels[discoveryv1.LabelManagedBy] == managedByMirroring &&
+			sl.Items[0].Endpoints[0].Addresses[0] == "192.0.2.10", fmt.Sprint(sl, err)
+	})
+	if ep, _ := cs.CoreV1().Endpoints("default").Get(ctx, "ext", metav1.GetOptions{}); ep.Subsets[0].Ports[0].Port != 6443 {
+		t.Fatalf("hand-written Endpoints were changed: %+v", ep)
+	}
+	if err := cs.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "endpoints gone with the service", func() (bool, string) {
+		_, err := cs.CoreV1().Endpoints("default").Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}

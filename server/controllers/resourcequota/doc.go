@@ -1,0 +1,10 @@
+// Package resourcequota is kube-controller-manager's resource quota
+// controller: it keeps every ResourceQuota's status.hard equal to its
+// spec.hard and recounts status.used from the objects of its namespace
+// whenever they change (the API server charges creates in the same
+// transaction as the object; deletes and terminal pods are given back
+// here). Counted: pods (non-terminal, with their compute requests and
+// limits), services (and node ports, load balancers), configmaps, secrets,
+// persistentvolumeclaims (and requested storage per class) and count/<resource>.<group> for the workload
+// resources.
+package resourcequota
