@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -24,6 +26,7 @@ import (
 	"github.com/orch/orch/agent/join"
 	"github.com/orch/orch/agent/kubelet"
 	"github.com/orch/orch/agent/lifecycle"
+	"github.com/orch/orch/agent/localpath"
 	"github.com/orch/orch/agent/network"
 	"github.com/orch/orch/agent/node"
 	"github.com/orch/orch/agent/prober"
@@ -177,14 +180,50 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 		return err
 	}
 	defer netm.Close()
-	hbCtx, stopHB := context.WithCancel(ctx)
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		node.Heartbeat(hbCtx, log.Named("heartbeat"), client, nodeCfg, func() node.Health { return node.HostHealth(cfg.DataDir) })
-	}()
-	defer func() { stopHB(); <-hbDone }()
+	stopOverlay, err := startOverlay(ctx, cfg, log, client, ip, podCIDR)
+	if err != nil {
+		return err
+	}
+	defer stopOverlay()
+	defer startProxy(ctx, cfg, log, client)()
+	defer startNetpol(ctx, cfg, log, client)()
+	defer startDNS(ctx, cfg, log, client)()
+	stopNode := keepNode(ctx, cfg, log, client, ctrd, netm, nodeCfg, podCIDR)
+	defer stopNode()
 	return runPods(ctx, cfg, log, client, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
+}
+
+// keepNode runs the heartbeat (Lease, conditions from real health) and
+// re-registers the Node when it is deleted; the returned func stops both.
+func keepNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ctrd *containerd.Client,
+	netm *network.Manager, nodeCfg node.Config, podCIDR string) func() {
+	checker := &node.Checker{Log: log.Named("health"), NodeFS: cfg.DataDir, ImageFS: imageFSDir(cfg),
+		Runtime: func(ctx context.Context) error { _, err := ctrd.Version(ctx); return err },
+		Network: netm.CheckHost, Repair: netm.EnsureHost}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		node.Heartbeat(ctx, log.Named("heartbeat"), client, nodeCfg, checker.Health)
+	}()
+	go func() {
+		defer wg.Done()
+		node.KeepRegistered(ctx, log.Named("node"), client, nodeCfg, podCIDR, checker.Health)
+	}()
+	return func() { cancel(); wg.Wait() }
+}
+
+// imageFSDir is where containerd keeps images: the managed containerd's
+// root, else containerd's default root when present.
+func imageFSDir(cfg Config) string {
+	if cfg.ContainerRuntimeEndpoint == "" {
+		return runtime.DefaultManagedConfig(cfg.DataDir).RootDir
+	}
+	if _, err := os.Stat("/var/lib/containerd"); err == nil {
+		return "/var/lib/containerd"
+	}
+	return ""
 }
 
 func startImages(ctx context.Context, cfg Config, log *zap.Logger, ctrd *containerd.Client, snapshotter string) (*images.Service, error) {
@@ -194,8 +233,10 @@ func startImages(ctx context.Context, cfg Config, log *zap.Logger, ctrd *contain
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("registries config: %w", err)
 	}
+	stateFile := images.DefaultStateFile(cfg.DataDir)
+	forgetImportsIfNoImages(ctx, log, ctrd, cfg.ContainerdNS, stateFile)
 	svc := images.New(log.Named("images"), ctrd, images.Options{Namespace: cfg.ContainerdNS, Snapshotter: snapshotter,
-		Registries: regs, StateFile: images.DefaultStateFile(cfg.DataDir)})
+		Registries: regs, StateFile: stateFile})
 	dir := images.DefaultImportDir(cfg.DataDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("images dir: %w", err)
@@ -209,6 +250,23 @@ func startImages(ctx context.Context, cfg Config, log *zap.Logger, ctrd *contain
 		}
 	}()
 	return svc, nil
+}
+
+// forgetImportsIfNoImages drops the record of imported air-gap tarballs when
+// containerd holds no image in orch's namespace (its root was wiped, e.g. a
+// reboot with a fresh containerd root), so they are imported again.
+func forgetImportsIfNoImages(ctx context.Context, log *zap.Logger, ctrd *containerd.Client, ns, stateFile string) {
+	if _, err := os.Stat(stateFile); err != nil {
+		return
+	}
+	list, err := ctrd.ImageService().List(namespaces.WithNamespace(ctx, ns))
+	if err != nil || len(list) > 0 {
+		return
+	}
+	log.Info("containerd has no images: importing the air-gap images again", zap.String("state", stateFile))
+	if err := os.Remove(stateFile); err != nil {
+		log.Warn("removing the image import record", zap.Error(err))
+	}
 }
 
 func nodeConfig(ctx context.Context, cfg Config, ctrd *containerd.Client, ip net.IP) (node.Config, error) {
@@ -265,8 +323,15 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	probes := prober.New(log.Named("prober"), prober.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
 	defer probes.Stop()
 	hooks := lifecycle.New(log, lifecycle.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
+	storageDir := localpath.StorageDir(cfg.DataDir)
+	go func() { // local-path volumes: report the storage dir, remove deleted volumes' data
+		if err := localpath.Run(ctx, localpath.Config{Client: client, NodeName: cfg.NodeName, StorageDir: storageDir, Logger: log}); err != nil && ctx.Err() == nil {
+			log.Error("local-path storage stopped", zap.Error(err))
+		}
+	}()
 	vols := volumes.New(log.Named("volumes"), volumes.Config{PodsDir: podsDir,
-		Allocatable: func() corev1.ResourceList { return nc.Allocatable }})
+		Allocatable: func() corev1.ResourceList { return nc.Allocatable },
+		Claims:      volumes.APIClaims(client), StorageDir: storageDir, NodeName: cfg.NodeName})
 	k, err := kubelet.New(kubelet.Config{
 		NodeName: cfg.NodeName, Client: client, Runtime: rt, Network: netm, Cgroups: cg,
 		Images: imgs, Volumes: kubelet.VolumeManager{M: vols, Src: kubelet.APISources(client)},

@@ -32,6 +32,8 @@ type Config struct {
 	ClusterCIDR   string // 10.42.0.0/16
 	ClusterDNS    string // 10.43.0.10
 	ClusterDomain string // cluster.local
+	// NetworkBackend connects the nodes' pod subnets: vxlan (default) or host-gw.
+	NetworkBackend string
 
 	// Hidden knobs so tests can run beside a live orch on the same host.
 	BridgeName         string // orch0

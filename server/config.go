@@ -30,6 +30,7 @@ type Config struct {
 	NodeName                 string
 	NodeLabels               []string
 	NodeTaints               []string
+	NetworkBackend           string // vxlan or host-gw
 	KubeletPort              int
 	ContainerRuntimeEndpoint string
 	PrivateRegistry          string

@@ -7,7 +7,21 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/orch/orch/server/controllers/cronjob"
+	"github.com/orch/orch/server/controllers/daemonset"
+	"github.com/orch/orch/server/controllers/deployment"
+	"github.com/orch/orch/server/controllers/disruption"
+	"github.com/orch/orch/server/controllers/endpoints"
+	"github.com/orch/orch/server/controllers/garbagecollector"
+	"github.com/orch/orch/server/controllers/job"
 	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/localpath"
+	"github.com/orch/orch/server/controllers/nodelifecycle"
+	"github.com/orch/orch/server/controllers/pvbinder"
+	"github.com/orch/orch/server/controllers/replicaset"
+	"github.com/orch/orch/server/controllers/resourcequota"
+	"github.com/orch/orch/server/controllers/statefulset"
+	"github.com/orch/orch/server/controllers/ttlafterfinished"
 )
 
 // runner is a controller built on the shared kit.Context.
@@ -25,6 +39,21 @@ type sharedController struct {
 // Add one line per controller.
 func sharedControllers() []sharedController {
 	return []sharedController{
+		{"replicaset", func(kc *kit.Context) (runner, error) { return replicaset.New(kc) }},
+		{"deployment", func(kc *kit.Context) (runner, error) { return deployment.New(kc) }},
+		{"pvbinder", func(kc *kit.Context) (runner, error) { return pvbinder.New(kc) }},
+		{"localpath", func(kc *kit.Context) (runner, error) { return localpath.New(kc) }},
+		{"job", func(kc *kit.Context) (runner, error) { return job.New(kc) }},
+		{"cronjob", func(kc *kit.Context) (runner, error) { return cronjob.New(kc) }},
+		{"ttlafterfinished", func(kc *kit.Context) (runner, error) { return ttlafterfinished.New(kc) }},
+		{"garbagecollector", func(kc *kit.Context) (runner, error) { return garbagecollector.New(kc) }},
+		{"node lifecycle", func(kc *kit.Context) (runner, error) { return nodelifecycle.New(kc) }},
+		{"disruption", func(kc *kit.Context) (runner, error) { return disruption.New(kc) }},
+		{"daemonset", func(kc *kit.Context) (runner, error) { return daemonset.New(kc) }},
+		{"statefulset", func(kc *kit.Context) (runner, error) { return statefulset.New(kc) }},
+		{"resource quota", func(kc *kit.Context) (runner, error) { return resourcequota.New(kc) }},
+		{"endpoints", func(kc *kit.Context) (runner, error) { return endpoints.New(kc) }},
+		{"endpointslice", func(kc *kit.Context) (runner, error) { return endpoints.NewSlices(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

@@ -82,7 +82,19 @@ func (r *runPass) handle(c *corev1.Container, init bool) {
 		if _, ok := r.st.images[c.Name]; !ok {
 			return // image missing: waiting reason from the pull
 		}
-		if err := r.k.startContainer(r.ctx, r.pod, r.st, r.env, c, d.restartCount, v); err != nil {
+		if ok, retry := r.k.startImage(r.ctx, r.pod, r.st, c); !ok {
+			r.waits[c.Name] = r.k.pullWaits(r.st)[c.Name]
+			r.after = minPositive(r.after, retry)
+			return
+		}
+		if err := verifyRunAsNonRoot(r.pod, c, r.st.images[c.Name].User); err != nil {
+			r.waits[c.Name] = waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
+			r.k.cfg.Recorder.Eventf(r.pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+			r.after = minPositive(r.after, 10*time.Second)
+			return
+		}
+		r.st.fresh[c.Name] = false
+		if err := r.k.startContainer(r.ctx, r.pod, r.st, r.env, c, r.k.recoveredRestartCount(r.pod, c, d.restartCount, v), v); err != nil {
 			r.waits[c.Name] = waiting{Reason: "CreateContainerError", Message: err.Error()}
 			r.k.cfg.Recorder.Eventf(r.pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
 			r.after = minPositive(r.after, 5*time.Second)
@@ -126,6 +138,8 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, st *podSt
 				if err := k.cfg.Runtime.RemoveContainer(ctx, old.ID); err != nil {
 					k.log.Debug("removing old container failed", zap.String("container", old.ID), zap.Error(err))
 				}
+				k.removeTerminationFile(pod.UID, c.Name, old.RestartCount)
+				delete(st.messages, old.ID)
 			}
 		}
 	}

@@ -37,6 +37,9 @@ type Images interface {
 type ImageInfo struct {
 	Ref string // normalized reference, e.g. docker.io/library/nginx:1.25
 	ID  string // imageID: <ref>@sha256:...
+	// User is the image config's user ("", "1000", "app", "1000:1000"),
+	// checked against runAsNonRoot.
+	User string
 }
 
 // Volumes sets up and tears down a pod's volumes.
@@ -54,6 +57,9 @@ type Cgroups interface {
 	RemovePod(ctx context.Context, uid types.UID) error
 	PodCgroups() ([]types.UID, error)
 	OOMScoreAdj(want int) int
+	// ContainerUnified is the cgroup v2 unified map every container gets
+	// (memory.oom.group=1); nil on v1.
+	ContainerUnified() map[string]string
 }
 
 var _ Cgroups = (*cgroups.Manager)(nil)
@@ -74,7 +80,13 @@ func (a ImageService) EnsureImage(ctx context.Context, ref string, policy corev1
 	if err != nil {
 		return ImageInfo{}, err
 	}
-	return ImageInfo{Ref: img.Name(), ID: img.Name() + "@" + img.Target().Digest.String()}, nil
+	info := ImageInfo{Ref: img.Name(), ID: img.Name() + "@" + img.Target().Digest.String()}
+	oi, err := img.Spec(namespaces.WithNamespace(ctx, a.Namespace))
+	if err != nil {
+		return ImageInfo{}, fmt.Errorf("image %s config: %w", ref, err)
+	}
+	info.User = oi.Config.User
+	return info, nil
 }
 
 // Present implements Images.

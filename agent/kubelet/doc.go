@@ -14,9 +14,14 @@
 // <pods-dir>/<uid>/) and the pod cgroup are set up before containers start:
 // init containers one by one to completion (native sidecars keep running),
 // then the app containers. Exited containers restart per restartPolicy with
-// CrashLoopBackOff (10 s doubling to 5 min). The pod status (phase,
-// conditions, container statuses, IPs, QoS class) is written only when it
-// changed.
+// CrashLoopBackOff (10 s doubling to 5 min). As kubelet, pull policy Always
+// (and :latest or untagged images without a policy) pulls again before
+// every start; runAsNonRoot refuses a start as root (or as an image user it
+// cannot verify) with CreateContainerConfigError; a container's
+// terminationMessagePath file (or, with FallbackToLogsOnError after a
+// failure, its log's last lines) becomes its terminated message. The pod
+// status (phase, conditions, container statuses, IPs, QoS class) is written
+// only when it changed.
 //
 // A pod with a deletionTimestamp is stopped (preStop, SIGTERM, grace,
 // SIGKILL), its containers, network, cgroup and volumes are removed, and

@@ -57,6 +57,8 @@ func (f *fakeCgroups) PodCgroups() ([]types.UID, error) {
 
 func (f *fakeCgroups) OOMScoreAdj(want int) int { return want }
 
+func (f *fakeCgroups) ContainerUnified() map[string]string { return nil }
+
 type fakeImages struct{ fail map[string]bool }
 
 func (f *fakeImages) EnsureImage(_ context.Context, ref string, _ corev1.PullPolicy, _ *images.Auth) (ImageInfo, error) {

@@ -29,6 +29,11 @@ func (k *Kubelet) containerSpec(ctx context.Context, pod *corev1.Pod, st *podSta
 	if err != nil {
 		return runtime.ContainerSpec{}, err
 	}
+	tmount, err := k.terminationMount(pod, c, restartCount)
+	if err != nil {
+		return runtime.ContainerSpec{}, err
+	}
+	mounts = append(mounts, tmount...)
 	host, _ := podHostname(pod, k.cfg.DNS.ClusterDomain)
 	if pod.Spec.HostNetwork {
 		host = "" // no NetnsPath: the runtime shares the host's UTS namespace
@@ -36,10 +41,10 @@ func (k *Kubelet) containerSpec(ctx context.Context, pod *corev1.Pod, st *podSta
 	oom := k.cfg.Cgroups.OOMScoreAdj(qos.OOMScoreAdj(pod, c, k.cfg.MemoryCapacity))
 	return runtime.ContainerSpec{
 		ID: id, PodUID: string(pod.UID), PodName: pod.Name, PodNamespace: pod.Namespace, Name: c.Name, RestartCount: restartCount,
-		Image: st.images[c.Name].Ref, Command: cmd, Args: args, Env: vars, WorkingDir: c.WorkingDir, TTY: c.TTY, Stdin: c.Stdin,
+		Image: st.images[c.Name].Ref, Command: cmd, Args: args, Env: vars, WorkingDir: c.WorkingDir, TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce,
 		Mounts: mounts, HostsPath: env.files.Hosts, ResolvConfPath: env.files.Resolv, HostnamePath: env.files.Hostname,
 		NetnsPath: env.netns, Hostname: host, CgroupsPath: cgroups.ContainerCgroupsPath(env.parent, id),
-		Resources: containerResources(c), OOMScoreAdj: &oom, Security: security(pod, c),
+		Resources: k.withUnified(containerResources(c)), OOMScoreAdj: &oom, Security: security(pod, c),
 	}, nil
 }
 
@@ -58,6 +63,12 @@ func containerMounts(pod *corev1.Pod, c *corev1.Container, vols map[string]volum
 // APISources reads ConfigMaps and Secrets from the API (the node authorizer
 // allows those its pods reference).
 func APISources(client kubernetes.Interface) envvars.Sources { return apiSources{client} }
+
+// withUnified adds the cgroup v2 settings every container gets.
+func (k *Kubelet) withUnified(r runtime.Resources) runtime.Resources {
+	r.Unified = k.cfg.Cgroups.ContainerUnified()
+	return r
+}
 
 func containerResources(c *corev1.Container) runtime.Resources {
 	r := runtime.Resources{CPUShares: qos.CPUShares(qos.MilliCPU(c.Resources.Requests)), CPUPeriod: 100000}

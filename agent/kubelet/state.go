@@ -16,6 +16,11 @@ type podState struct {
 	podIP    string
 	images   map[string]ImageInfo // by container name
 	pull     map[string]*pullState
+	// fresh marks images pulled since the container's last start (pull
+	// policy Always pulls again before the next one).
+	fresh map[string]bool
+	// messages caches termination messages of exited containers by ID.
+	messages map[string]string
 	once     map[string]bool // events recorded once per pod
 }
 
@@ -33,7 +38,7 @@ func (k *Kubelet) state(pod *corev1.Pod) *podState {
 	st := k.pods[pod.UID]
 	if st == nil {
 		st = &podState{uid: pod.UID, key: pod.Namespace + "/" + pod.Name, images: map[string]ImageInfo{},
-			pull: map[string]*pullState{}, once: map[string]bool{}}
+			pull: map[string]*pullState{}, once: map[string]bool{}, fresh: map[string]bool{}, messages: map[string]string{}}
 		k.pods[pod.UID] = st
 	}
 	k.byKey[st.key] = pod.UID

@@ -26,11 +26,13 @@ type statusInput struct {
 	views   map[string]*containerView
 	waiting map[string]waiting
 	images  map[string]ImageInfo
-	probes  Probes
-	podIP   string
-	hostIP  string
-	netDone bool // the pod's network (or host network) is ready
-	now     time.Time
+	// messages are the termination messages of exited containers by ID.
+	messages map[string]string
+	probes   Probes
+	podIP    string
+	hostIP   string
+	netDone  bool // the pod's network (or host network) is ready
+	now      time.Time
 }
 
 func mtime(t time.Time) metav1.Time {
@@ -47,7 +49,7 @@ func runtimeID(id string) string {
 	return "containerd://" + id
 }
 
-func terminated(c *runtime.ContainerStatus) *corev1.ContainerStateTerminated {
+func (in *statusInput) terminated(c *runtime.ContainerStatus) *corev1.ContainerStateTerminated {
 	reason := "Completed"
 	switch {
 	case c.OOMKilled:
@@ -57,7 +59,7 @@ func terminated(c *runtime.ContainerStatus) *corev1.ContainerStateTerminated {
 	}
 	return &corev1.ContainerStateTerminated{
 		ExitCode: int32(c.ExitCode), Reason: reason, StartedAt: mtime(c.StartedAt),
-		FinishedAt: mtime(c.FinishedAt), ContainerID: runtimeID(c.ID),
+		FinishedAt: mtime(c.FinishedAt), ContainerID: runtimeID(c.ID), Message: in.messages[c.ID],
 	}
 }
 
@@ -80,7 +82,7 @@ func (in *statusInput) containerStatus(c *corev1.Container, init bool) corev1.Co
 	s.RestartCount = int32(l.RestartCount)
 	s.ContainerID = runtimeID(l.ID)
 	if v.previous != nil && v.previous.State == runtime.StateExited {
-		s.LastTerminationState.Terminated = terminated(v.previous)
+		s.LastTerminationState.Terminated = in.terminated(v.previous)
 	}
 	switch l.State {
 	case runtime.StateRunning:
@@ -90,10 +92,10 @@ func (in *statusInput) containerStatus(c *corev1.Container, init bool) corev1.Co
 	case runtime.StateExited:
 		if w, ok := in.waiting[c.Name]; ok && shouldRestart(containerPolicy(in.pod, c, init), l.ExitCode) {
 			s.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
-			s.LastTerminationState = corev1.ContainerState{Terminated: terminated(l)}
+			s.LastTerminationState = corev1.ContainerState{Terminated: in.terminated(l)}
 			return s
 		}
-		s.State.Terminated = terminated(l)
+		s.State.Terminated = in.terminated(l)
 	default:
 		w := in.waiting[c.Name]
 		if w.Reason == "" {

@@ -104,7 +104,8 @@ func (k *Kubelet) prepare(ctx context.Context, pod *corev1.Pod, st *podState) (*
 	if pod.Spec.HostNetwork {
 		st.podIP = k.cfg.HostIP
 	} else {
-		ns, err := k.cfg.Network.SetupPod(ctx, network.PodNet{ID: string(pod.UID), Name: pod.Name, Namespace: pod.Namespace, Hostname: pod.Name})
+		ns, err := k.cfg.Network.SetupPod(ctx, network.PodNet{ID: string(pod.UID), Name: pod.Name, Namespace: pod.Namespace, Hostname: pod.Name,
+			Ports: podPortMappings(pod)})
 		if err != nil {
 			k.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod network: %v", err)
 			return nil, fmt.Errorf("network: %w", err)
@@ -137,7 +138,8 @@ func (k *Kubelet) report(ctx context.Context, pod *corev1.Pod, st *podState, wai
 	if waits == nil {
 		waits = k.pullWaits(st)
 	}
-	status := computeStatus(&statusInput{pod: pod, views: views, waiting: waits, images: st.images, probes: k.cfg.Probes,
+	status := computeStatus(&statusInput{pod: pod, views: views, waiting: waits, images: st.images,
+		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes,
 		podIP: st.podIP, hostIP: k.cfg.HostIP, netDone: netDone, now: k.cfg.Now()})
 	return k.writeStatus(ctx, pod, status)
 }
@@ -157,8 +159,9 @@ func (k *Kubelet) writeStatus(ctx context.Context, pod *corev1.Pod, status corev
 // deadline), keeping the container statuses.
 func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, st *podState, reason, msg string) error {
 	list, _ := k.cfg.Runtime.ListContainers(ctx, string(pod.UID))
-	status := computeStatus(&statusInput{pod: pod, views: groupContainers(list), waiting: map[string]waiting{}, images: st.images,
-		probes: k.cfg.Probes, podIP: st.podIP, hostIP: k.cfg.HostIP, now: k.cfg.Now()})
+	views := groupContainers(list)
+	status := computeStatus(&statusInput{pod: pod, views: views, waiting: map[string]waiting{}, images: st.images,
+		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes, podIP: st.podIP, hostIP: k.cfg.HostIP, now: k.cfg.Now()})
 	status.Phase, status.Reason, status.Message = corev1.PodFailed, reason, msg
 	for i := range status.Conditions {
 		if status.Conditions[i].Type == corev1.PodReady || status.Conditions[i].Type == corev1.ContainersReady {

@@ -3,8 +3,11 @@
 //
 //	GET  /containerLogs/{ns}/{pod}/{container}  CRI log files, with follow/tail/since/previous/timestamps/limitBytes
 //	GET|POST /exec/{ns}/{pod}/{container}       remote command (WebSocket v5/v4 channel protocols or SPDY v5/v4)
-//	GET|POST /attach/{ns}/{pod}/{container}     501: the runtime has no attachable container stdio
+//	GET|POST /attach/{ns}/{pod}/{container}     the running container's stdio (same protocols as exec)
 //	GET|POST /portForward/{ns}/{pod}            SPDY portforward.k8s.io, plain or tunneled in a WebSocket
+//
+// Terminal sizes from the resize stream (SPDY) or channel 4 (WebSocket)
+// resize the TTY of an exec or attach session.
 //
 // Only clients whose certificate the cluster CA signed and Config.AllowedClient
 // accepts (the API server's kubelet-client certificate) are served.

@@ -56,13 +56,9 @@ type streams struct {
 	stdout      io.WriteCloser
 	stderr      io.WriteCloser
 	resize      io.ReadCloser
+	sizes       <-chan runtime.TerminalSize // decoded from the resize stream
 	writeStatus func(metav1.Status) error
 	closed      <-chan bool // closed when the client's connection ends
-}
-
-func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request) {
-	writeStatus(w, http.StatusNotImplemented, metav1.StatusReasonNotAcceptable,
-		"attach is not supported by orch's container runtime (container stdio goes to the log file); use kubectl logs -f or kubectl exec")
 }
 
 // serveExec answers /exec/{ns}/{pod}/{container}?command=...
@@ -97,9 +93,9 @@ func (s *Server) openStreams(w http.ResponseWriter, r *http.Request, opts execOp
 	return s.openSPDYStreams(w, r, opts)
 }
 
-func (s *Server) runExec(ctx context.Context, id string, cmd []string, opts execOptions, st *streams) {
+// sessionContext ends when ctx does or the client's connection closes.
+func sessionContext(ctx context.Context, st *streams) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if st.closed != nil {
 		go func() {
 			select {
@@ -109,10 +105,16 @@ func (s *Server) runExec(ctx context.Context, id string, cmd []string, opts exec
 			}
 		}()
 	}
-	if st.resize != nil {
-		go func() { _, _ = io.Copy(io.Discard, st.resize) }() // the runtime cannot resize a TTY yet
-	}
+	return ctx, cancel
+}
+
+func (s *Server) runExec(ctx context.Context, id string, cmd []string, opts execOptions, st *streams) {
+	ctx, cancel := sessionContext(ctx, st)
+	defer cancel()
 	req := runtime.ExecRequest{Cmd: cmd, TTY: opts.tty}
+	if opts.tty {
+		req.Resize = st.sizes
+	}
 	if opts.stdin && st.stdin != nil {
 		req.Stdin = st.stdin
 	}
@@ -190,15 +192,43 @@ func (s *Server) openWebSocketStreams(w http.ResponseWriter, r *http.Request, op
 	default:
 		_, _ = chans[chError].Write(nil)
 	}
-	// The resize channel is always open for reading; it ends when the
-	// WebSocket closes, which tells runExec that the client went away.
+	// The resize channel is always open for reading (terminal sizes); it
+	// ends when the WebSocket closes, which tells the session
+	// (sessionContext) that the client went away.
 	closed := make(chan bool)
+	sizes := make(chan runtime.TerminalSize, 1)
 	go func() {
-		_, _ = io.Copy(io.Discard, chans[chResize]) // the runtime cannot resize a TTY yet
+		decodeSizes(chans[chResize], sizes)
 		close(closed)
 	}()
 	return &streams{conn: conn, stdin: chans[chStdin], stdout: chans[chStdout], stderr: chans[chStderr],
-		writeStatus: statusWriter(chans[chError]), closed: closed}, true
+		writeStatus: statusWriter(chans[chError]), closed: closed, sizes: sizes}, true
+}
+
+// decodeSizes reads the JSON terminal sizes of a resize stream into out
+// until the stream ends. It never blocks on out: a size nobody took yet is
+// replaced by the newer one.
+func decodeSizes(r io.Reader, out chan runtime.TerminalSize) {
+	dec := json.NewDecoder(r)
+	for {
+		var sz struct{ Width, Height uint16 }
+		if err := dec.Decode(&sz); err != nil {
+			_, _ = io.Copy(io.Discard, r)
+			return
+		}
+		ts := runtime.TerminalSize{Width: sz.Width, Height: sz.Height}
+		for sent := false; !sent; {
+			select {
+			case out <- ts:
+				sent = true
+			default:
+				select {
+				case <-out:
+				default:
+				}
+			}
+		}
+	}
 }
 
 func pick(want bool, t wsstream.ChannelType) wsstream.ChannelType {
@@ -239,6 +269,11 @@ func (s *Server) openSPDYStreams(w http.ResponseWriter, r *http.Request, opts ex
 		return nil, false
 	}
 	st.conn, st.closed = conn, conn.CloseChan()
+	if st.resize != nil {
+		sizes := make(chan runtime.TerminalSize, 1)
+		st.sizes = sizes
+		go decodeSizes(st.resize, sizes)
+	}
 	return st, true
 }
 

@@ -113,7 +113,7 @@ func TestExec(t *testing.T) {
 func TestExecErrors(t *testing.T) {
 	e := newTestEnv(t)
 	for _, kind := range []executorKind{viaSPDY, viaWebSocket} {
-		for _, path := range []string{"/exec/default/web/nope", "/exec/default/gone/app", "/attach/default/web/app"} {
+		for _, path := range []string{"/exec/default/web/nope", "/exec/default/gone/app", "/attach/default/web/nope"} {
 			u := execURL(e.base, path, []string{"echo"}, false, false)
 			err := newExecutor(t, e.rest, kind, u).StreamWithContext(context.Background(),
 				remotecommand.StreamOptions{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})

@@ -20,6 +20,7 @@ import (
 type Runtime interface {
 	ContainerStatus(ctx context.Context, id string) (runtime.ContainerStatus, error)
 	Exec(ctx context.Context, id string, req runtime.ExecRequest) (exitCode int, err error)
+	Attach(ctx context.Context, id string, req runtime.AttachRequest) error
 }
 
 var _ Runtime = (runtime.Interface)(nil)

@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"net"
+	"strings"
 )
 
 // Defaults for a node (k3s-compatible where sensible).
@@ -38,6 +39,10 @@ type Config struct {
 	MTU int
 	// IPTablesPath overrides backend detection (e.g. "iptables-legacy").
 	IPTablesPath string
+	// HostPortPrefix starts the names of the hostPort chains (<prefix>HOSTPORTS,
+	// <prefix>HOSTPORTS-MASQ, <prefix>HP-<hash>, <prefix>HM-<hash>; at most 14
+	// characters). Default: NATChain without its POSTROUTING suffix, else "ORCH-".
+	HostPortPrefix string
 }
 
 // parsed is a validated Config.
@@ -60,6 +65,10 @@ func (c Config) withDefaults() Config {
 	def(&c.NetnsPrefix, DefaultNetnsPrefix)
 	def(&c.NATChain, DefaultNATChain)
 	def(&c.FilterChain, DefaultFilterChain)
+	if p, ok := strings.CutSuffix(c.NATChain, "POSTROUTING"); ok && p != "" {
+		def(&c.HostPortPrefix, p)
+	}
+	def(&c.HostPortPrefix, "ORCH-")
 	return c
 }
 
@@ -73,6 +82,9 @@ func (c Config) parse() (*parsed, error) {
 	}
 	if len(c.NATChain) > 28 || len(c.FilterChain) > 28 {
 		return nil, fmt.Errorf("network config: chain names %q/%q must be at most 28 characters", c.NATChain, c.FilterChain)
+	}
+	if len(c.HostPortPrefix) > 14 {
+		return nil, fmt.Errorf("network config: hostPort chain prefix %q (from --iptables-chain-prefix) must be at most 14 characters", c.HostPortPrefix)
 	}
 	_, podNet, err := net.ParseCIDR(c.PodCIDR)
 	if err != nil || podNet.IP.To4() == nil {

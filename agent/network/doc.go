@@ -17,6 +17,20 @@
 // (the pods holding IP allocations) is the garbage-collection handle: an IP
 // is released only after the pod's veth and namespace are gone.
 //
+// Host ports (ports[].hostPort, PodNet.Ports) work like the CNI portmap
+// plugin: <prefix>HOSTPORTS (nat, jumped to from PREROUTING and OUTPUT for
+// local destination addresses) jumps to one chain per pod, <prefix>HP-<hash>,
+// that DNATs hostIP:hostPort/proto to podIP:containerPort; <prefix>HOSTPORTS-MASQ
+// (from POSTROUTING) jumps to <prefix>HM-<hash>, which masquerades hairpin
+// traffic and locally originated 127.0.0.0/8 traffic (route_localnet is on
+// for the bridge, guarded by an INPUT rule that drops other 127.0.0.0/8
+// traffic from pods, as kube-proxy does). Rules carry comments naming the
+// pod; they are added by SetupPod (rolled back on failure, skipped when
+// already programmed) and removed by TeardownPod and Cleanup.
+//
+// CheckHost reports whether the bridge is in place for the node's Ready
+// condition; EnsureHost repairs it.
+//
 // No pause container is used: the runtime creates each container of a pod
 // inside the namespace at NetnsPath(podUID).
 //

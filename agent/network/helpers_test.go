@@ -70,6 +70,8 @@ func newTestEnv(t *testing.T) *testEnv {
 		NetnsPrefix: "orcht-",
 		NATChain:    "ORCHT-" + suffix + "-POST",
 		FilterChain: "ORCHT-" + suffix + "-FWD",
+		// HostPortPrefix keeps the hostPort chains apart from a live orch's.
+		HostPortPrefix: "OT" + suffix + "-",
 	}
 	restore := saveSysctls(t, SysctlIPForward, SysctlBridgeNFCallIP)
 	m, err := New(zaptest.NewLogger(t), e.cfg)
@@ -153,9 +155,9 @@ func (e *testEnv) newPodID(t *testing.T) string {
 	return id
 }
 
-func (e *testEnv) setup(t *testing.T, id string) *PodNetStatus {
+func (e *testEnv) setup(t *testing.T, id string, ports ...PortMapping) *PodNetStatus {
 	t.Helper()
-	st, err := e.m.SetupPod(t.Context(), PodNet{ID: id, Name: "p-" + id[:4], Namespace: "default"})
+	st, err := e.m.SetupPod(t.Context(), PodNet{ID: id, Name: "p-" + id[:4], Namespace: "default", Ports: ports})
 	if err != nil {
 		t.Fatalf("SetupPod(%s): %v", id, err)
 	}

@@ -167,6 +167,9 @@ func (m *Manager) ensureJump(table, from, target, comment string) error {
 // Cleanup removes orch's jumps and chains (uninstall, tests). Missing ones
 // are success, so it is idempotent.
 func (m *Manager) Cleanup() error {
+	if err := m.cleanupHostPorts(); err != nil {
+		return err
+	}
 	steps := []struct{ table, from, chain, comment string }{
 		{"nat", "POSTROUTING", m.cfg.NATChain, "orch: pod masquerade"},
 		{"filter", "FORWARD", m.cfg.FilterChain, "orch: pod forwarding"},

@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/coreos/go-iptables/iptables"
 	"go.uber.org/zap"
@@ -17,6 +18,12 @@ type Manager struct {
 	ipam *ipam.Store
 	mtu  int
 	ipt  *iptables.IPTables
+	// hpMu serialises host-port rule changes: teardown deletes jumps by
+	// rule number.
+	hpMu sync.Mutex
+	// hpDone remembers each pod's programmed host-port rules, so a re-sync
+	// of the pod runs no iptables command.
+	hpDone map[string]string
 	// stepHook, when set (tests only), runs after each pod setup step and
 	// fails the setup with its error, to exercise rollback.
 	stepHook func(step string) error
@@ -72,5 +79,10 @@ func (m *Manager) EnsureHost() error {
 	if _, err := EnsureBridge(m.log, m.cfg.BridgeName, m.cfg.gateway); err != nil {
 		return err
 	}
-	return m.EnsureMasquerade(m.cfg.ClusterCIDR, m.cfg.PodCIDR)
+	if err := m.EnsureMasquerade(m.cfg.ClusterCIDR, m.cfg.PodCIDR); err != nil {
+		return err
+	}
+	m.hpMu.Lock()
+	defer m.hpMu.Unlock()
+	return m.EnsureHostPortChains()
 }

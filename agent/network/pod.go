@@ -17,6 +17,9 @@ type PodNet struct {
 	Name      string
 	Namespace string
 	Hostname  string // recorded for the runtime; the UTS namespace is not ours
+	// Ports are the pod's host ports (ports[].hostPort), DNATed to the pod
+	// like the CNI portmap plugin does.
+	Ports []PortMapping
 }
 
 // PodNetStatus is the result of SetupPod.
@@ -86,6 +89,9 @@ func (m *Manager) SetupPod(ctx context.Context, pod PodNet) (_ *PodNetStatus, er
 	st, err := m.plumb(pod, nsPath, ip, &rollback)
 	if err != nil {
 		return nil, err
+	}
+	if err := m.setupHostPorts(pod, ip); err != nil {
+		return nil, fmt.Errorf("pod host ports: %w", err)
 	}
 	log.Debug("pod network ready", zap.Stringer("ip", st.IP), zap.String("netns", nsPath))
 	return st, nil
@@ -227,7 +233,7 @@ func (m *Manager) TeardownPod(ctx context.Context, podID string) error {
 	if podID == "" {
 		return fmt.Errorf("teardown pod network: empty pod ID")
 	}
-	err := errors.Join(deleteLink(HostVethName(podID)), removeNetns(m.NetnsPath(podID)))
+	err := errors.Join(m.teardownHostPorts(podID), deleteLink(HostVethName(podID)), removeNetns(m.NetnsPath(podID)))
 	if err == nil {
 		if rerr := m.ipam.Release(podID); rerr != nil {
 			err = fmt.Errorf("release pod IP: %w", rerr)

@@ -79,7 +79,7 @@ func sameConditions(a, b []corev1.NodeCondition) bool {
 // Heartbeat renews the Lease every cfg.HeartbeatPeriod and posts the node
 // conditions from health() when they change or StatusPeriod has passed,
 // until ctx ends.
-func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface, cfg Config, health func() Health) {
+func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface, cfg Config, health func(context.Context) Health) {
 	period, statusPeriod := cfg.HeartbeatPeriod, cfg.StatusPeriod
 	if period <= 0 {
 		period = 10 * time.Second
@@ -95,7 +95,7 @@ func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface
 		if err := renewLease(ctx, client, cfg.Name, period); err != nil && ctx.Err() == nil {
 			log.Warn("renewing node lease failed", zap.Error(err))
 		}
-		h := health()
+		h := health(ctx)
 		if conds := Conditions(nil, h, metav1.Now()); !sameConditions(conds, last) || time.Since(lastPost) >= statusPeriod {
 			if err := postConditions(ctx, client, cfg.Name, h); err != nil {
 				if ctx.Err() == nil {

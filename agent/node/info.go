@@ -112,30 +112,3 @@ func KernelVersion() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
-
-// HostHealth measures the node's pressure the way kubelet's default hard
-// eviction thresholds put it: memory.available < 100Mi, nodefs.available <
-// 10% (of the filesystem holding dataDir), pid.available < 5%.
-func HostHealth(dataDir string) Health {
-	var h Health
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-				var kb int64
-				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-				h.MemoryPressure = kb > 0 && kb*1024 < 100<<20
-			}
-		}
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dataDir, &st); err == nil && st.Blocks > 0 {
-		h.DiskPressure = float64(st.Bavail)/float64(st.Blocks) < 0.10
-	}
-	var si unix.Sysinfo_t
-	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil && unix.Sysinfo(&si) == nil {
-		var max int64
-		fmt.Sscan(strings.TrimSpace(string(b)), &max)
-		h.PIDPressure = max > 0 && float64(si.Procs) > 0.95*float64(max)
-	}
-	return h
-}

@@ -11,12 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 )
 
@@ -144,17 +141,7 @@ func mergeTaints(have, want []corev1.Taint) []corev1.Taint {
 
 // WaitPodCIDR waits with a watch until the server has set spec.podCIDR.
 func WaitPodCIDR(ctx context.Context, log *zap.Logger, client kubernetes.Interface, name string) (string, error) {
-	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return client.CoreV1().Nodes().List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return client.CoreV1().Nodes().Watch(ctx, o)
-		},
-	}
+	lw := nodeListWatch(client, name)
 	log.Info("waiting for the server to assign spec.podCIDR", zap.String("node", name))
 	ev, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
 		n, ok := e.Object.(*corev1.Node)

@@ -43,7 +43,7 @@ type Containerd struct {
 	cancel context.CancelFunc
 
 	mu  sync.Mutex
-	ios map[string]cio.IO // container ID → attached log IO
+	ios map[string]*ctrIO // container ID → the agent's end of its stdio
 }
 
 var _ Interface = (*Containerd)(nil)
@@ -66,7 +66,7 @@ func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts O
 	if opts.LogMaxFiles == 0 {
 		opts.LogMaxFiles = DefaultLogFiles
 	}
-	r := &Containerd{log: log.Named("runtime"), client: client, opts: opts, ios: map[string]cio.IO{}}
+	r := &Containerd{log: log.Named("runtime"), client: client, opts: opts, ios: map[string]*ctrIO{}}
 	ctx = r.nsCtx(ctx)
 	if opts.Snapshotter == "" {
 		r.opts.Snapshotter = PickSnapshotter(ctx, client)
@@ -98,9 +98,8 @@ func (r *Containerd) Close() {
 	r.cancel()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, io := range r.ios {
-		io.Cancel()
-		_ = io.Close()
+	for id, x := range r.ios {
+		x.stop()
 		delete(r.ios, id)
 	}
 }
@@ -156,6 +155,12 @@ func (r *Containerd) CreateContainer(ctx context.Context, s ContainerSpec) error
 		LabelPodUID: s.PodUID, LabelPodName: s.PodName, LabelPodNamespace: s.PodNamespace,
 		LabelContainer: s.Name, LabelRestartCount: strconv.Itoa(s.RestartCount), LabelLogPath: r.logPath(s),
 	}
+	switch {
+	case s.Stdin && s.StdinOnce:
+		labels[LabelStdin] = "once"
+	case s.Stdin:
+		labels[LabelStdin] = "true"
+	}
 	_, err = r.client.NewContainer(ctx, s.ID,
 		containerd.WithImage(img),
 		containerd.WithSnapshotter(r.opts.Snapshotter),
@@ -181,7 +186,8 @@ func (r *Containerd) load(ctx context.Context, id string) (containerd.Container,
 	return c, nil
 }
 
-// StartContainer creates the container's task with its log IO and starts it.
+// StartContainer creates the container's task with its stdio FIFOs (see
+// attach.go) and starts it.
 func (r *Containerd) StartContainer(ctx context.Context, id string) error {
 	ctx = r.nsCtx(ctx)
 	c, err := r.load(ctx, id)
@@ -198,18 +204,24 @@ func (r *Containerd) StartContainer(ctx context.Context, id string) error {
 	}
 	spec, err := c.Spec(ctx)
 	if err != nil {
+		streams.close()
 		return fmt.Errorf("container %s spec: %w", id, err)
 	}
 	terminal := spec.Process != nil && spec.Process.Terminal
 	if err := os.MkdirAll(r.fifoDir(id), 0o700); err != nil {
+		streams.close()
 		return fmt.Errorf("create fifo dir: %w", err)
 	}
-	task, err := c.NewTask(ctx, r.logIO(id, terminal, streams))
+	x := newCtrIO(streams, labels[LabelStdin], terminal)
+	task, err := c.NewTask(ctx, func(string) (cio.IO, error) {
+		return x.attach()(r.fifoSet(id, terminal, x.stdinR != nil))
+	})
 	if err != nil {
-		streams.close()
+		x.finish()
 		return fmt.Errorf("create task %s: %w", id, err)
 	}
-	r.track(id, task.IO(), streams)
+	x.io = task.IO()
+	r.track(id, x)
 	if _, err := c.SetLabels(ctx, map[string]string{LabelStartedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
 		r.log.Warn("record start time", zap.String("id", id), zap.Error(err))
 	}
@@ -220,35 +232,31 @@ func (r *Containerd) StartContainer(ctx context.Context, id string) error {
 	return nil
 }
 
-// track remembers a task's IO and closes the log streams when the copy ends.
-func (r *Containerd) track(id string, io cio.IO, s *logStreams) {
+// track remembers a container's IO and finishes it when the copy ends.
+func (r *Containerd) track(id string, x *ctrIO) {
 	r.mu.Lock()
-	if old, ok := r.ios[id]; ok && old != io {
-		old.Cancel()
-		_ = old.Close()
+	if old, ok := r.ios[id]; ok && old != x {
+		old.stop()
 	}
-	r.ios[id] = io
+	r.ios[id] = x
 	r.mu.Unlock()
 	go func() {
-		io.Wait()
-		s.close()
+		x.io.Wait()
+		x.finish()
 	}()
 }
 
-// logIO creates the task's stdio as FIFOs at fixed paths in the
-// container's FIFO dir, read by the log streams. Unlike cio.NewCreator, the
-// FIFOs are not removed when the reader closes, so a restarted agent can
-// reattach (Recover); RemoveContainer deletes them.
-func (r *Containerd) logIO(id string, terminal bool, s *logStreams) cio.Creator {
-	return func(string) (cio.IO, error) {
-		return cio.NewAttach(cio.WithStreams(nil, s.stdout, s.stderr))(r.fifoSet(id, terminal))
-	}
-}
-
-func (r *Containerd) fifoSet(id string, terminal bool) *cio.FIFOSet {
+// fifoSet is the container's stdio FIFOs at fixed paths in its FIFO dir.
+// Unlike cio.NewCreator's, they are not removed when the reader closes, so
+// a restarted agent can open them again (Recover); RemoveContainer deletes
+// them.
+func (r *Containerd) fifoSet(id string, terminal, stdin bool) *cio.FIFOSet {
 	cfg := cio.Config{Stdout: filepath.Join(r.fifoDir(id), "stdout"), Terminal: terminal}
 	if !terminal {
 		cfg.Stderr = filepath.Join(r.fifoDir(id), "stderr")
+	}
+	if stdin {
+		cfg.Stdin = filepath.Join(r.fifoDir(id), "stdin")
 	}
 	return cio.NewFIFOSet(cfg, nil)
 }

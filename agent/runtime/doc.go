@@ -19,5 +19,7 @@
 // UTS namespace with the pod's hostname; host-network containers (no
 // NetnsPath) share the host's network and UTS namespaces. Output goes to a
 // CRI-format log file (see logs.go for the format, rotation and why FIFOs are
-// read in-process).
+// read in-process) and to clients attached with Attach; containers with
+// stdin keep it open for them (attach.go). Terminal sizes of attach and exec
+// sessions resize the task's or process's TTY.
 package runtime

@@ -10,9 +10,11 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // Exec runs req.Cmd in the running container id, streams its output and
@@ -38,6 +40,12 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 	pspec := *spec.Process
 	pspec.Args = req.Cmd
 	pspec.Terminal = req.TTY
+	pspec.ConsoleSize = nil
+	if req.TTY {
+		if sz, ok := firstSize(ctx, req.Resize); ok {
+			pspec.ConsoleSize = &specs.Box{Width: uint(sz.Width), Height: uint(sz.Height)}
+		}
+	}
 	execID := randomID()
 	ioOpts := []cio.Opt{cio.WithFIFODir(r.fifoDir(id))}
 	stdin := &closeNotifier{r: req.Stdin}
@@ -58,16 +66,47 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 		return -1, fmt.Errorf("exec in %s: %w", id, err)
 	}
 	defer func() { _, _ = proc.Delete(bg, containerd.WithProcessKill) }()
-	return runExec(ctx, bg, proc, stdin, req.Stdin != nil)
+	var resize <-chan TerminalSize
+	if req.TTY {
+		resize = req.Resize
+	}
+	return r.runExec(ctx, bg, proc, stdin, req.Stdin != nil, resize)
 }
 
-func runExec(ctx, bg context.Context, proc containerd.Process, stdin *closeNotifier, hasStdin bool) (int, error) {
+// firstSizeWait bounds how long a TTY exec waits for the client's first
+// terminal size (client-go sends it right after the streams open) so that
+// the process starts with the right size.
+const firstSizeWait = 500 * time.Millisecond
+
+func firstSize(ctx context.Context, ch <-chan TerminalSize) (TerminalSize, bool) {
+	if ch == nil {
+		return TerminalSize{}, false
+	}
+	t := time.NewTimer(firstSizeWait)
+	defer t.Stop()
+	select {
+	case s, ok := <-ch:
+		return s, ok && s.Width > 0 && s.Height > 0
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return TerminalSize{}, false
+}
+
+func (r *Containerd) runExec(ctx, bg context.Context, proc containerd.Process, stdin *closeNotifier, hasStdin bool, resize <-chan TerminalSize) (int, error) {
 	exitCh, err := proc.Wait(bg)
 	if err != nil {
 		return -1, fmt.Errorf("exec wait: %w", err)
 	}
 	if err := proc.Start(bg); err != nil {
 		return -1, fmt.Errorf("exec start: %w", err)
+	}
+	if resize != nil {
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go applyResizes(rctx, resize, func(s TerminalSize) error {
+			return proc.Resize(bg, uint32(s.Width), uint32(s.Height))
+		}, r.log)
 	}
 	if hasStdin {
 		stdin.onEOF(func() { _ = proc.CloseIO(bg, containerd.WithStdinCloser) })

@@ -17,6 +17,8 @@ type Fake struct {
 	now        func() time.Time
 	// ExecFunc, when set, answers Exec; the default returns exit code 0.
 	ExecFunc func(id string, req ExecRequest) (int, error)
+	// AttachFunc, when set, answers Attach; the default returns at once.
+	AttachFunc func(id string, req AttachRequest) error
 	// Calls records the operations in order ("create <id>", "start <id>", ...).
 	Calls []string
 }
@@ -172,4 +174,25 @@ func (f *Fake) Exec(_ context.Context, id string, req ExecRequest) (int, error) 
 		return fn(id, req)
 	}
 	return 0, nil
+}
+
+// Attach answers with AttachFunc, or returns at once; the container must run.
+func (f *Fake) Attach(_ context.Context, id string, req AttachRequest) error {
+	f.mu.Lock()
+	c, err := f.get(id)
+	fn := f.AttachFunc
+	if err == nil {
+		f.record("attach", id)
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if c.status.State != StateRunning {
+		return fmt.Errorf("attach to %s: %w", id, ErrNotAttachable)
+	}
+	if fn != nil {
+		return fn(id, req)
+	}
+	return nil
 }

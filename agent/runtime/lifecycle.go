@@ -9,7 +9,6 @@ import (
 	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
-	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/errdefs"
 	"go.uber.org/zap"
 )
@@ -95,18 +94,18 @@ func (r *Containerd) RemoveContainer(ctx context.Context, id string) error {
 
 func (r *Containerd) forget(id string) {
 	r.mu.Lock()
-	io, ok := r.ios[id]
+	x, ok := r.ios[id]
 	delete(r.ios, id)
 	r.mu.Unlock()
 	if ok {
-		io.Cancel()
-		_ = io.Close()
+		x.stop()
 	}
 	_ = os.RemoveAll(r.fifoDir(id))
 }
 
-// Recover reattaches the log copiers of tasks created by an earlier agent
-// (their FIFOs are still in FIFODir), so output keeps reaching the log files.
+// Recover reopens the stdio FIFOs of tasks created by an earlier agent
+// (they are still in FIFODir), so output keeps reaching the log files and
+// the containers stay attachable.
 func (r *Containerd) Recover(ctx context.Context) error {
 	ctx = r.nsCtx(ctx)
 	cs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q", LabelPodUID))
@@ -143,16 +142,22 @@ func (r *Containerd) reattach(ctx context.Context, c containerd.Container) error
 	if err != nil || st.Status == containerd.Stopped {
 		return err
 	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		return err
+	}
 	streams, err := r.openLog(c.ID(), labels[LabelLogPath])
 	if err != nil {
 		return err
 	}
-	task, err = c.Task(ctx, cio.NewAttach(cio.WithStreams(nil, streams.stdout, streams.stderr)))
+	x := newCtrIO(streams, labels[LabelStdin], spec.Process != nil && spec.Process.Terminal)
+	task, err = c.Task(ctx, x.attach())
 	if err != nil {
-		streams.close()
+		x.finish()
 		return err
 	}
-	r.track(c.ID(), task.IO(), streams)
+	x.io = task.IO()
+	r.track(c.ID(), x)
 	r.log.Info("reattached container logs", zap.String("id", c.ID()), zap.String("name", labels[LabelContainer]))
 	return nil
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -42,6 +43,16 @@ func TestRecoverAfterAgentRestart(t *testing.T) {
 	if err := r1.StartContainer(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
+	// a container with stdin: after the restart it is attachable again
+	in := p.spec("reader", "sh", "-c", "while read l; do echo got:$l; done; echo stdin-eof; sleep 1000")
+	in.Stdin = true
+	t.Cleanup(func() { _ = cur.RemoveContainer(context.Background(), in.ID) })
+	if err := r1.CreateContainer(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.StartContainer(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
 	st := waitState(t, r1, s.ID, StateRunning, 20*time.Second)
 	waitLog(t, st.LogPath, "tick-3", 10*time.Second)
 
@@ -68,7 +79,10 @@ func TestRecoverAfterAgentRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 1 || list[0].ID != s.ID || list[0].State != StateRunning || list[0].Name != "ticker" ||
+	if len(list) == 2 && list[0].ID != s.ID {
+		list[0], list[1] = list[1], list[0]
+	}
+	if len(list) != 2 || list[0].ID != s.ID || list[0].State != StateRunning || list[0].Name != "ticker" ||
 		list[0].RestartCount != 2 || list[0].PodName != p.name || list[0].LogPath != st.LogPath {
 		t.Fatalf("after restart: %+v", list)
 	}
@@ -81,6 +95,29 @@ func TestRecoverAfterAgentRestart(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 		b, _ = os.ReadFile(st.LogPath)
+	}
+	// attach after the restart: the output reaches the client too
+	var out syncBuffer
+	actx, acancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r2.Attach(actx, s.ID, AttachRequest{Stdout: &out}) }()
+	waitBuf(t, &out, "tick-")
+	acancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// stdin survives the restart and is attachable again
+	var rout syncBuffer
+	pr, pw := io.Pipe()
+	go func() { done <- r2.Attach(ctx, in.ID, AttachRequest{Stdin: pr, Stdout: &rout}) }()
+	_, _ = pw.Write([]byte("after-restart\n"))
+	waitBuf(t, &rout, "got:after-restart")
+	_ = pw.Close() // without stdinOnce the end of input detaches
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ist, _ := r2.ContainerStatus(ctx, in.ID); ist.State != StateRunning || strings.Contains(rout.String(), "stdin-eof") {
+		t.Fatalf("stdin container after restart: %s, output %q", ist.State, rout.String())
 	}
 	if other, _ := r2.ListContainers(ctx, "no-such-pod"); len(other) != 0 {
 		t.Fatalf("list of another pod: %+v", other)

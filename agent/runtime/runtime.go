@@ -24,6 +24,9 @@ type Interface interface {
 	// ListContainers lists the containers of one pod, or all when podUID is "".
 	ListContainers(ctx context.Context, podUID string) ([]ContainerStatus, error)
 	Exec(ctx context.Context, id string, req ExecRequest) (exitCode int, err error)
+	// Attach connects to the running container's stdio (see AttachRequest)
+	// and returns when its output ends, the client detaches or ctx ends.
+	Attach(ctx context.Context, id string, req AttachRequest) error
 }
 
 // ErrNotFound is returned for an unknown container ID.
@@ -40,6 +43,9 @@ const (
 	LabelLogPath      = "io.orch.container.log-path"
 	LabelStartedAt    = "io.orch.container.started-at"
 	LabelOOMKilled    = "io.orch.container.oom-killed"
+	// LabelStdin is "true" for a container with an attachable stdin,
+	// "once" when stdinOnce closes it after the first attach.
+	LabelStdin = "io.orch.container.stdin"
 )
 
 // ContainerID is a stable container ID for attempt restartCount of a pod's
@@ -62,6 +68,9 @@ type Resources struct {
 	CPUQuota    int64 // µs per period; 0 = no limit
 	CPUPeriod   uint64
 	MemoryLimit int64 // bytes
+	// Unified are cgroup v2 files (linux.resources.unified), e.g.
+	// memory.oom.group; nil on v1.
+	Unified map[string]string
 }
 
 // Security is the container's resolved securityContext.
@@ -89,7 +98,8 @@ type ContainerSpec struct {
 	Env        []string // KEY=value, applied over the image's env
 	WorkingDir string
 	TTY        bool
-	Stdin      bool
+	Stdin      bool // keep an attachable stdin open
+	StdinOnce  bool // close stdin when the first attached client's input ends
 
 	Mounts         []Mount
 	HostsPath      string // bind-mounted at /etc/hosts when set
@@ -139,6 +149,11 @@ type ContainerStatus struct {
 	LogPath      string
 }
 
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct {
+	Width, Height uint16
+}
+
 // ExecRequest runs a command in a running container.
 type ExecRequest struct {
 	Cmd    []string
@@ -146,4 +161,25 @@ type ExecRequest struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	TTY    bool
+	// Resize delivers terminal sizes (TTY only); the first one sent before
+	// the process starts becomes its initial size.
+	Resize <-chan TerminalSize
 }
+
+// AttachRequest connects a client to a running container's stdio: Stdin
+// (used only when the container has stdin) feeds the container, its output
+// is copied to Stdout/Stderr as well as to the log file, and Resize sizes
+// its terminal. With stdinOnce, the end of Stdin closes the container's
+// stdin (unless it has a TTY: then, as for any other attach, the end of
+// Stdin detaches the client).
+type AttachRequest struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	TTY    bool
+	Resize <-chan TerminalSize
+}
+
+// ErrNotAttachable is returned by Attach for a container that is not
+// running (or whose stdio this agent does not hold).
+var ErrNotAttachable = errors.New("container is not running")

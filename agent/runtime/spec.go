@@ -141,7 +141,29 @@ func resourceOpts(res Resources) []oci.SpecOpts {
 	if res.MemoryLimit > 0 {
 		opts = append(opts, oci.WithMemoryLimit(uint64(res.MemoryLimit)))
 	}
+	if len(res.Unified) > 0 {
+		opts = append(opts, withUnified(res.Unified))
+	}
 	return opts
+}
+
+// withUnified sets linux.resources.unified (cgroup v2 files).
+func withUnified(u map[string]string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, sp *oci.Spec) error {
+		if sp.Linux == nil {
+			sp.Linux = &specs.Linux{}
+		}
+		if sp.Linux.Resources == nil {
+			sp.Linux.Resources = &specs.LinuxResources{}
+		}
+		if sp.Linux.Resources.Unified == nil {
+			sp.Linux.Resources.Unified = map[string]string{}
+		}
+		for k, v := range u {
+			sp.Linux.Resources.Unified[k] = v
+		}
+		return nil
+	}
 }
 
 // oomScoreOpt sets oom_score_adj, clamped to the agent's own score: without

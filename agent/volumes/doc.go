@@ -14,6 +14,14 @@
 //     symlinks through ..data), so a reader never sees a half-written set.
 //     Secret and projected volumes live on a tmpfs, never on disk. UpdatePod
 //     rewrites them in place when the objects change. They are read-only.
+//   - persistentVolumeClaim: the claim's bound volume (Config.Claims reads
+//     both): a hostPath volume as above (a local-path volume of
+//     agent/localpath inside this node's storage dir is created mode 0777
+//     when missing; one labelled for another node is refused) or a local
+//     volume (the directory must exist). A claim
+//     that is not bound yet fails with ErrClaimNotBound naming it, and the
+//     pod's sync retries. The runtime bind-mounts the path, read-only when
+//     the pod's volume says so; TeardownPod never touches the data.
 //
 // TeardownPod unmounts every mount under the pod's directory and removes it.
 // File contents (secrets!) are never logged.

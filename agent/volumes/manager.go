@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"reflect"
-	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -39,6 +37,14 @@ type Config struct {
 	// Allocatable returns the node's allocatable resources (optional): it
 	// bounds Memory emptyDirs and defaults resourceFieldRef limits.
 	Allocatable func() corev1.ResourceList
+	// Claims reads PersistentVolumeClaims and PersistentVolumes (optional:
+	// without it persistentVolumeClaim volumes are unsupported).
+	Claims ClaimSource
+	// StorageDir is this node's local-path storage dir (agent/localpath):
+	// local-path volumes inside it are created mode 0777.
+	StorageDir string
+	// NodeName is this node: a local-path volume of another node is an error.
+	NodeName string
 }
 
 // Volume is a prepared pod volume: the host path to bind-mount into
@@ -125,6 +131,8 @@ func (m *Manager) setupVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Vo
 		return m.setupEmptyDir(pod, v)
 	case v.HostPath != nil:
 		return setupHostPath(v.HostPath)
+	case v.PersistentVolumeClaim != nil:
+		return m.setupClaim(ctx, pod, v.PersistentVolumeClaim)
 	}
 	kind, ok := atomicKindOf(v)
 	if !ok {
@@ -201,14 +209,4 @@ func (m *Manager) PodUIDs() ([]types.UID, error) {
 }
 
 // volumeType names the set source field of v ("persistentVolumeClaim").
-func volumeType(v *corev1.Volume) string {
-	rv := reflect.ValueOf(v.VolumeSource)
-	rt := rv.Type()
-	for i := 0; i < rv.NumField(); i++ {
-		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-			return name
-		}
-	}
-	return "<none>"
-}
+func volumeType(v *corev1.Volume) string { return setField(v.VolumeSource) }

@@ -45,7 +45,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	if err := s.ensureKubernetesEndpoints(ctx); err != nil {
 		return err
 	}
-	return s.ensureKubernetesEndpointSlice(ctx)
+	return errors.Join(s.ensureKubernetesEndpointSlice(ctx), s.ensureDNSService(ctx))
 }
 
 func (s *Server) ensureNamespace(ctx context.Context, name string) error {

@@ -70,7 +70,31 @@ func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request, rc *reqCt
 	if err := deleteOptionsFromQuery(rc, opts); err != nil {
 		return nil, err
 	}
-	return opts, validateDeleteOptions(opts)
+	if err := validateDeleteOptions(opts); err != nil {
+		return nil, err
+	}
+	defaultPropagation(w, rc, opts)
+	return opts, nil
+}
+
+// jobDeleteWarning is kube-apiserver's warning for deleting batch/v1 Jobs
+// without a propagation policy.
+const jobDeleteWarning = "child pods are preserved by default when jobs are deleted; " +
+	"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+
+// defaultPropagation applies a resource's default garbage collection
+// policy: batch/v1 Jobs orphan their pods unless told otherwise (for
+// backward compatibility, as upstream), everything else is Background.
+func defaultPropagation(w http.ResponseWriter, rc *reqCtx, opts *metav1.DeleteOptions) {
+	//nolint:staticcheck // the legacy field still selects a policy
+	if opts.PropagationPolicy != nil || opts.OrphanDependents != nil {
+		return
+	}
+	if rc.gr.Group == "batch" && rc.gr.Resource == "jobs" && rc.res.GroupVersion.Version == "v1" {
+		p := metav1.DeletePropagationOrphan
+		opts.PropagationPolicy = &p
+		addWarning(w, jobDeleteWarning)
+	}
 }
 
 // readDeleteOptions decodes a JSON, YAML or protobuf DeleteOptions body.

@@ -53,6 +53,7 @@ func (s *Server) checkDisruptionBudget(ctx context.Context, pod *corev1.Pod, dry
 	rc := &reqCtx{res: res, gr: groupResource(res), ns: pod.Namespace, name: pdbs[0].Name}
 	_, err = s.guaranteedUpdate(ctx, rc, modeRaw, false, func(cur runtime.Object) (runtime.Object, error) {
 		pdb := cur.(*policyv1.PodDisruptionBudget)
+		pdb.ResourceVersion = "" // concurrent evictions retry on the fresh budget
 		if err := budgetAllows(pdb); err != nil {
 			return nil, err
 		}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	agentruntime "github.com/orch/orch/agent/runtime"
 )
 
 // TestKubectlPodStreams runs a real kubectl (path in $ORCH_KUBECTL; skipped
@@ -70,7 +72,11 @@ func TestKubectlPodStreams(t *testing.T) {
 	run(0, "piped\n", "piped\n", "exec", "-i", "web", "--", "cat")
 	run(0, "tty\n", "tty\n", "exec", "-it", "web", "--", "cat")
 	run(7, "", "command terminated with exit code 7", "exec", "web", "--", "exit", "7")
-	run(1, "", "attach is not supported", "attach", "web")
+	e.fake.AttachFunc = func(_ string, req agentruntime.AttachRequest) error {
+		_, err := io.Copy(req.Stdout, req.Stdin)
+		return err
+	}
+	run(0, "attached\n", "attached\n", "attach", "-i", "web")
 	echo := strconv.Itoa(echoListener(t))
 	kubectlPortForward(t, kubectl("", "port-forward", "pod/web", "0:"+echo))
 	// the SPDY paths kubectl falls back to

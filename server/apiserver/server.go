@@ -33,6 +33,7 @@ type Config struct {
 	AdvertiseAddress    net.IP
 	SecurePort          int
 	ServiceCIDR         *net.IPNet
+	ClusterDNS          net.IP // the kube-dns Service's ClusterIP; nil = the 10th address of ServiceCIDR
 	Version             version.Info
 	// KubeletClientTLS is the client TLS (kubelet-client certificate and the
 	// cluster CA) for proxying pods/log, exec, attach and portforward to node

@@ -21,6 +21,17 @@ type NodeGraph interface {
 	References(ctx context.Context, node, resource, namespace, name string) (bool, error)
 }
 
+// VolumeNodeLabel on a PersistentVolume names the node that holds its data
+// (agent/localpath.NodeLabel): that node's agent may update the volume to
+// drop its clean-up finalizer.
+const VolumeNodeLabel = "orch.io/local-path-node"
+
+// VolumeGraph may also be implemented by the NodeGraph: it answers which
+// node a PersistentVolume's data lives on (label VolumeNodeLabel).
+type VolumeGraph interface {
+	VolumeNode(ctx context.Context, name string) (nodeName string, found bool, err error)
+}
+
 // nodeRule holds the state of NodeRule.
 type nodeRule struct{ graph NodeGraph }
 
@@ -52,7 +63,10 @@ func (r *nodeRule) decide(ctx context.Context, a Attributes) (Decision, string, 
 		return r.pods(ctx, node, a)
 	case "/secrets", "/configmaps", "/persistentvolumeclaims":
 		return r.referenced(ctx, node, a)
-	case "/services", "/endpoints", "/namespaces", "/persistentvolumes", "discovery.k8s.io/endpointslices":
+	case "/persistentvolumes":
+		return r.volumes(ctx, node, a)
+	case "/services", "/endpoints", "/namespaces", "discovery.k8s.io/endpointslices",
+		"networking.k8s.io/networkpolicies": // the agent enforces NetworkPolicy
 		return readOnly(node, a)
 	case "coordination.k8s.io/leases":
 		return r.leases(node, a)

@@ -23,9 +23,13 @@ var ErrGraphNotReady = errors.New("node authorizer: pod cache not synced yet")
 type PodListerGraph struct {
 	pods      corelisters.PodLister
 	hasSynced func() bool
+	volumes   corelisters.PersistentVolumeLister // nil: no volume lookups
 }
 
-var _ NodeGraph = (*PodListerGraph)(nil)
+var (
+	_ NodeGraph   = (*PodListerGraph)(nil)
+	_ VolumeGraph = (*PodListerGraph)(nil)
+)
 
 // NewPodListerGraph returns a NodeGraph reading pods from lister; lookups
 // fail with ErrGraphNotReady until hasSynced (nil = always) is true.
@@ -38,8 +42,9 @@ func NewPodListerGraph(lister corelisters.PodLister, hasSynced func() bool) *Pod
 // over it, plus stop, which ends the informer and waits for it.
 func StartPodGraph(client kubernetes.Interface) (graph *PodListerGraph, stop func()) {
 	factory := informers.NewSharedInformerFactory(client, 0)
-	pods := factory.Core().V1().Pods()
-	graph = NewPodListerGraph(pods.Lister(), pods.Informer().HasSynced)
+	pods, pvs := factory.Core().V1().Pods(), factory.Core().V1().PersistentVolumes()
+	graph = NewPodListerGraph(pods.Lister(), func() bool { return pods.Informer().HasSynced() && pvs.Informer().HasSynced() })
+	graph.volumes = pvs.Lister()
 	done := make(chan struct{})
 	factory.Start(done)
 	return graph, func() {
@@ -87,6 +92,24 @@ func (g *PodListerGraph) References(_ context.Context, node, resource, namespace
 	return false, nil
 }
 
+// VolumeNode implements VolumeGraph: the node label of a local-path PV.
+func (g *PodListerGraph) VolumeNode(_ context.Context, name string) (string, bool, error) {
+	if g.volumes == nil {
+		return "", false, nil
+	}
+	if err := g.ready(); err != nil {
+		return "", false, err
+	}
+	pv, err := g.volumes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("persistentvolume %s: %w", name, err)
+	}
+	return pv.Labels[VolumeNodeLabel], true, nil
+}
+
 // LateGraph is a NodeGraph whose backing graph is set after construction:
 // the authorizer is built before the API server whose loopback feeds the
 // graph's informer. Until Set, lookups fail with ErrGraphNotReady.
@@ -94,7 +117,10 @@ type LateGraph struct {
 	g atomic.Pointer[NodeGraph]
 }
 
-var _ NodeGraph = (*LateGraph)(nil)
+var (
+	_ NodeGraph   = (*LateGraph)(nil)
+	_ VolumeGraph = (*LateGraph)(nil)
+)
 
 // Set installs the backing graph.
 func (l *LateGraph) Set(g NodeGraph) { l.g.Store(&g) }
@@ -123,6 +149,19 @@ func (l *LateGraph) References(ctx context.Context, node, resource, namespace, n
 		return false, err
 	}
 	return g.References(ctx, node, resource, namespace, name)
+}
+
+// VolumeNode implements VolumeGraph when the backing graph does (else
+// every volume is unknown).
+func (l *LateGraph) VolumeNode(ctx context.Context, name string) (string, bool, error) {
+	g, err := l.get()
+	if err != nil {
+		return "", false, err
+	}
+	if vg, ok := g.(VolumeGraph); ok {
+		return vg.VolumeNode(ctx, name)
+	}
+	return "", false, nil
 }
 
 // PodReferences reports whether pod refers to the named secret, configmap

@@ -93,3 +93,27 @@ func (r *nodeRule) leases(node string, a Attributes) (Decision, string, error) {
 	}
 	return Allow, "a node may renew its own Lease", nil
 }
+
+// volumes: read all; update and patch (no subresource) of a volume labelled
+// with this node only (the local-path clean-up finalizer), checked against
+// the stored object through the graph.
+func (r *nodeRule) volumes(ctx context.Context, node string, a Attributes) (Decision, string, error) {
+	if a.Subresource == "" && isRead(a.Verb) {
+		return Allow, "nodes may read persistentvolumes", nil
+	}
+	if a.Subresource != "" || (a.Verb != "update" && a.Verb != "patch") || a.Name == "" {
+		return Deny, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
+	}
+	vg, ok := r.graph.(VolumeGraph)
+	if !ok {
+		return Deny, fmt.Sprintf("node %q cannot %s (no volume graph)", node, describe(a)), nil
+	}
+	owner, found, err := vg.VolumeNode(ctx, a.Name)
+	if err != nil {
+		return NoOpinion, "", fmt.Errorf("looking up persistentvolume %s: %w", a.Name, err)
+	}
+	if !found || owner != node {
+		return Deny, fmt.Sprintf("node %q can only update persistentvolumes labelled %s=%s", node, VolumeNodeLabel, node), nil
+	}
+	return Allow, "the volume's data lives on node " + node, nil
+}

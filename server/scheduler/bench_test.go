@@ -22,6 +22,13 @@ func BenchmarkSchedule(b *testing.B) {
 		withRequired(expr("zone", corev1.NodeSelectorOpIn, "z1", "z2", "z3", "z4", "z5"))(p)
 		withPreferred(10, expr("zone", corev1.NodeSelectorOpIn, "z1"))(p)
 	}
+	// Pods of 1,000 apps (10 each): spread over zones, or kept apart per
+	// host by required anti-affinity against their own app.
+	spread := func(p *corev1.Pod) {
+		spreadOn("zone", 1, corev1.DoNotSchedule, "app", p.Labels["app"])(p)
+		spreadOn(LabelHostname, 1, corev1.ScheduleAnyway, "app", p.Labels["app"])(p)
+	}
+	anti := func(p *corev1.Pod) { requiredAnti(podTerm(LabelHostname, "app", p.Labels["app"]))(p) }
 	cases := []struct {
 		name string
 		cfg  Config
@@ -30,13 +37,16 @@ func BenchmarkSchedule(b *testing.B) {
 		{"plain", Config{}, nil},
 		{"most-allocated", Config{Strategy: MostAllocated}, nil},
 		{"node-affinity", Config{}, []podOpt{affinity}},
+		{"topology-spread", Config{}, []podOpt{spread}},
+		{"pod-anti-affinity", Config{}, []podOpt{anti}},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
 			nodes := zoned(fakeNodes(numNodes, "32", "256Gi"))
 			pods := make([]*corev1.Pod, numPods)
 			for i := range pods {
-				pods[i] = makePod(fmt.Sprintf("p-%05d", i), "100m", "128Mi", bc.opts...)
+				app := podLabels("app", fmt.Sprintf("app-%03d", i%1000))
+				pods[i] = makePod(fmt.Sprintf("p-%05d", i), "100m", "128Mi", append([]podOpt{app}, bc.opts...)...)
 			}
 			benchHarness(b, nodes, pods, bc.cfg)
 		})

@@ -19,6 +19,11 @@ type FitError struct {
 	Pod         string // namespace/name
 	NumAllNodes int
 	NodeReasons map[string][]string
+	// PreFilterMsg rejected the pod on every node before filtering
+	// (e.g. MsgUnboundImmediate); NodeReasons is then empty.
+	PreFilterMsg string
+	// PostFilterMsg is what preemption said ("preemption: ...").
+	PostFilterMsg string
 }
 
 // Error returns kube-scheduler's message, e.g. "0/3 nodes are available:
@@ -38,10 +43,18 @@ func (e *FitError) Error() string {
 	}
 	sort.Strings(parts)
 	msg := fmt.Sprintf("0/%d nodes are available", e.NumAllNodes)
-	if len(parts) > 0 {
-		msg += ": " + strings.Join(parts, ", ")
+	switch {
+	case e.PreFilterMsg != "":
+		msg += ": " + e.PreFilterMsg + "."
+	case len(parts) > 0:
+		msg += ": " + strings.Join(parts, ", ") + "."
+	default:
+		msg += "."
 	}
-	return msg + "."
+	if e.PostFilterMsg != "" {
+		msg += " " + e.PostFilterMsg
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrUnschedulable) true for a *FitError.

@@ -27,10 +27,45 @@ type podState struct {
 	req        Resource
 	nonZeroReq Resource
 	ports      []corev1.ContainerPort
+	// Cluster-wide PreFilter state, nil when the plugin has nothing to do.
+	nsLabels map[string]string
+	spread   *spreadState
+	affinity *affinityState
+	volumes  *volumeState
+	parsed   *podTerms
 }
 
 func newPodState(pod *corev1.Pod) *podState {
 	return &podState{pod: pod, req: PodRequests(pod, false), nonZeroReq: PodRequests(pod, true), ports: podHostPorts(pod)}
+}
+
+// prepare runs the PreFilter plugins over snap: VolumeBinding (whose
+// message, if any, rejects the pod on every node), PodTopologySpread and
+// InterPodAffinity.
+func (ps *podState) prepare(snap *Snapshot) string {
+	ps.nsLabels = snap.NamespaceLabels[ps.pod.Namespace]
+	vs, msg := newVolumeState(ps.pod, snap.Storage)
+	if msg != "" {
+		return msg
+	}
+	ps.volumes = vs
+	ps.refresh(snap)
+	return ""
+}
+
+// refresh recomputes the cluster-wide filter state over snap.
+func (ps *podState) refresh(snap *Snapshot) {
+	ps.spread = newSpreadState(ps.pod, snap)
+	ps.affinity = newAffinityState(ps.pod, ps.terms(), snap)
+}
+
+// terms returns the pod's parsed affinity terms (computed once).
+func (ps *podState) terms() *podTerms {
+	if ps.parsed == nil {
+		t := parsePodTerms(ps.pod)
+		ps.parsed = &t
+	}
+	return ps.parsed
 }
 
 // filterFunc appends to out the reasons the node does not fit; appending
@@ -112,6 +147,9 @@ func runFilters(ps *podState, ni *NodeInfo, out []string) []string {
 		filterNodeAffinity,
 		filterNodePorts,
 		filterNodeResourcesFit,
+		filterVolumeBinding,
+		filterPodTopologySpread,
+		filterInterPodAffinity,
 	}
 	for _, f := range filters {
 		if r := f(ps, ni, out); len(r) > len(out) {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,10 @@ type Harness struct {
 	Snapshot *Snapshot
 	Binder   Binder
 	Config   Config
+	// PDBs are the PodDisruptionBudgets preemption respects.
+	PDBs []PDB
+	// Evicted records the victims of preemption, in order.
+	Evicted []*corev1.Pod
 }
 
 // NewHarness returns a Harness over nodes and pods with a RecordingBinder.
@@ -35,4 +40,26 @@ func (h *Harness) ScheduleAndBind(pod *corev1.Pod) (Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// ScheduleOrPreempt is ScheduleAndBind; a pod that fits nowhere may
+// preempt: the victims are evicted from the snapshot (recorded in
+// Evicted) and the pod is scheduled again, as the server loop retries it
+// once the victims are gone. It returns the nominated node, if any.
+func (h *Harness) ScheduleOrPreempt(pod *corev1.Pod) (Result, string, error) {
+	res, err := h.ScheduleAndBind(pod)
+	var fe *FitError
+	if !errors.As(err, &fe) {
+		return res, "", err
+	}
+	pre := Preempt(pod, h.Snapshot, fe, h.PDBs)
+	if pre == nil {
+		return res, "", fe
+	}
+	for _, v := range pre.Victims {
+		h.Snapshot.RemovePod(v)
+		h.Evicted = append(h.Evicted, v)
+	}
+	res, err = h.ScheduleAndBind(pod)
+	return res, pre.Node, err
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // ErrNoNodes: the snapshot has no nodes at all.
@@ -20,6 +21,13 @@ type Config struct {
 	// Rand, if set, breaks ties between top-scoring nodes at random (as
 	// upstream does); nil picks the first such node in snapshot order.
 	Rand *rand.Rand
+	// Parallelism is how many goroutines filter and score a large
+	// snapshot (upstream uses 16); 0 means GOMAXPROCS, 1 none.
+	Parallelism int
+	// DefaultSpreadSelector, if set, turns on PodTopologySpread's system
+	// default constraints: it returns the selector of the Services,
+	// ReplicaSets and StatefulSets selecting the pod (empty: none).
+	DefaultSpreadSelector func(*corev1.Pod) labels.Selector
 }
 
 // Result is a scheduling decision.
@@ -27,6 +35,10 @@ type Result struct {
 	Node string
 	// Feasible is how many nodes passed the filters.
 	Feasible int
+	// ClaimsToSelect are the pod's unbound WaitForFirstConsumer claims
+	// ("namespace/name"): the binder sets AnnSelectedNode on each before
+	// binding the pod.
+	ClaimsToSelect []string
 }
 
 // Schedule picks a node for pod from snap: filter, then score. A pod that
@@ -36,22 +48,19 @@ func Schedule(pod *corev1.Pod, snap *Snapshot, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("schedule pod %s/%s: %w", pod.Namespace, pod.Name, ErrNoNodes)
 	}
 	ps := newPodState(pod)
-	feasible := make([]*NodeInfo, 0, len(snap.Nodes))
-	buf := make([]string, 0, 8)
-	for _, ni := range snap.Nodes {
-		if len(runFilters(ps, ni, buf)) == 0 {
-			feasible = append(feasible, ni)
-		}
+	if msg := ps.prepare(snap); msg != "" {
+		return Result{}, &FitError{Pod: pod.Namespace + "/" + pod.Name, NumAllNodes: len(snap.Nodes), PreFilterMsg: msg}
 	}
+	feasible := filterNodes(ps, snap.Nodes, cfg.parallelism(len(snap.Nodes)))
 	if len(feasible) == 0 {
 		return Result{}, newFitError(ps, snap)
 	}
-	if len(feasible) == 1 {
-		return Result{Node: feasible[0].Node.Name, Feasible: 1}, nil
+	res := Result{Node: feasible[0].Node.Name, Feasible: len(feasible), ClaimsToSelect: ps.volumes.claimsToSelect()}
+	if len(feasible) > 1 {
+		scores := scoreNodes(ps, snap, feasible, &cfg)
+		res.Node = feasible[selectHost(scores, cfg.Rand)].Node.Name
 	}
-	scores := scoreNodes(ps, feasible, cfg)
-	best := selectHost(scores, cfg.Rand)
-	return Result{Node: feasible[best].Node.Name, Feasible: len(feasible)}, nil
+	return res, nil
 }
 
 // newFitError re-runs the filters to record every node's reasons; this
@@ -66,23 +75,42 @@ func newFitError(ps *podState, snap *Snapshot) *FitError {
 }
 
 // scoreNodes returns the weighted total per feasible node.
-func scoreNodes(ps *podState, nodes []*NodeInfo, cfg Config) []int64 {
+func scoreNodes(ps *podState, snap *Snapshot, nodes []*NodeInfo, cfg *Config) []int64 {
 	w := cfg.Weights
 	if w == (Weights{}) {
 		w = DefaultWeights()
 	}
 	total := make([]int64, len(nodes))
-	for i, ni := range nodes {
-		total[i] = w.NodeResourcesFit*resourceFitScore(cfg.Strategy, ps, ni) +
-			w.BalancedAllocation*balancedAllocationScore(ps, ni)
-	}
+	parallelize(len(nodes), cfg.parallelism(len(nodes)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			total[i] = w.NodeResourcesFit*resourceFitScore(cfg.Strategy, ps, nodes[i]) +
+				w.BalancedAllocation*balancedAllocationScore(ps, nodes[i])
+		}
+	})
 	addNormalized(total, w.NodeAffinity, hasPreferredAffinity(ps.pod), false, nodes,
 		func(ni *NodeInfo) int64 { return preferredAffinityScore(ps.pod, ni.Node) })
 	addNormalized(total, w.TaintToleration, true, true, nodes,
 		func(ni *NodeInfo) int64 {
 			return countIntolerablePreferNoSchedule(ni.Node.Spec.Taints, ps.pod.Spec.Tolerations)
 		})
+	addScores(total, w.PodTopologySpread, podTopologySpreadScores(ps, snap, nodes, cfg))
+	if s := interPodAffinityScores(ps, snap, nodes); s != nil {
+		normalizeMinMax(s)
+		addScores(total, w.InterPodAffinity, s)
+	}
+	if images := snap.imageStates(); len(images) > 0 && w.ImageLocality != 0 {
+		for i, ni := range nodes {
+			total[i] += w.ImageLocality * imageLocalityScore(ps.pod, ni, images, len(snap.Nodes))
+		}
+	}
 	return total
+}
+
+// addScores adds weight * normalized scores s (nil: plugin skipped).
+func addScores(total []int64, weight int64, s []int64) {
+	for i := range s {
+		total[i] += weight * s[i]
+	}
 }
 
 // addNormalized adds weight * normalized(raw) to total. When the plugin

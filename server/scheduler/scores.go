@@ -26,11 +26,15 @@ type Weights struct {
 	BalancedAllocation int64
 	NodeAffinity       int64
 	TaintToleration    int64
+	PodTopologySpread  int64
+	InterPodAffinity   int64
+	ImageLocality      int64
 }
 
 // DefaultWeights are kube-scheduler's default profile weights.
 func DefaultWeights() Weights {
-	return Weights{NodeResourcesFit: 1, BalancedAllocation: 1, NodeAffinity: 2, TaintToleration: 3}
+	return Weights{NodeResourcesFit: 1, BalancedAllocation: 1, NodeAffinity: 2, TaintToleration: 3,
+		PodTopologySpread: 2, InterPodAffinity: 2, ImageLocality: 1}
 }
 
 // resourceFitScore is upstream's least/mostRequested scorer over cpu and

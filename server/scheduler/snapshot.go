@@ -17,6 +17,8 @@ type NodeInfo struct {
 	Allocatable      Resource
 	AllowedPods      int64
 	UsedPorts        HostPorts
+	// withAffinity are the pods here with any pod (anti-)affinity.
+	withAffinity []*placedPod
 }
 
 func newNodeInfo(node *corev1.Node) *NodeInfo {
@@ -29,13 +31,30 @@ func (ni *NodeInfo) addPod(pod *corev1.Pod) {
 	ni.Requested.add(PodRequests(pod, false))
 	ni.NonZeroRequested.add(PodRequests(pod, true))
 	ni.UsedPorts.addPod(pod)
+	if hasPodAffinity(pod) {
+		ni.withAffinity = append(ni.withAffinity, newPlacedPod(pod, ni))
+	}
 }
 
 // Snapshot is a consistent view of nodes and the pods bound to them.
 // Pods without spec.nodeName or on unknown nodes are ignored.
 type Snapshot struct {
-	Nodes  []*NodeInfo
+	Nodes []*NodeInfo
+	// NamespaceLabels are the labels of each namespace (pod affinity
+	// namespaceSelector); nil means no namespace has labels.
+	NamespaceLabels map[string]map[string]string
+	// Storage holds the PVCs, PVs and StorageClasses VolumeBinding reads;
+	// nil means none exist.
+	Storage *Storage
+
 	byName map[string]*NodeInfo
+	// shared: the NodeInfos may be shared with other snapshots, so
+	// changing one copies it first (see NewSnapshotFromInfos).
+	shared bool
+	owned  map[*NodeInfo]bool
+	// affinityPods counts pods with pod (anti-)affinity, for the fast path.
+	affinityPods int
+	images       map[string]imageState // lazily, for ImageLocality
 }
 
 // NewSnapshot builds a Snapshot, precomputing a NodeInfo per node.
@@ -52,7 +71,7 @@ func NewSnapshot(nodes []*corev1.Node, pods []*corev1.Pod) *Snapshot {
 			continue
 		}
 		if ni, ok := s.byName[p.Spec.NodeName]; ok {
-			ni.addPod(p)
+			s.add(ni, p)
 		}
 	}
 	return s
@@ -70,6 +89,79 @@ func (s *Snapshot) AssumePod(pod *corev1.Pod, nodeName string) error {
 	}
 	p := pod.DeepCopy()
 	p.Spec.NodeName = nodeName
-	ni.addPod(p)
+	s.add(ni, p)
 	return nil
+}
+
+func (s *Snapshot) add(ni *NodeInfo, p *corev1.Pod) {
+	ni = s.mutable(ni)
+	ni.addPod(p)
+	if hasPodAffinity(p) {
+		s.affinityPods++
+	}
+}
+
+// RemovePod drops the pod (by namespace/name) from its node, as the
+// scheduler cache does when a pod is deleted (or preempted).
+func (s *Snapshot) RemovePod(pod *corev1.Pod) {
+	ni := s.byName[pod.Spec.NodeName]
+	if ni == nil {
+		return
+	}
+	ni = s.mutable(ni)
+	fresh := newNodeInfo(ni.Node)
+	for _, p := range ni.Pods {
+		if p.Namespace == pod.Namespace && p.Name == pod.Name {
+			if hasPodAffinity(p) {
+				s.affinityPods--
+			}
+			continue
+		}
+		fresh.addPod(p)
+	}
+	*ni = *fresh
+}
+
+// NewNodeInfo builds the NodeInfo of node with the pods bound to it
+// (terminated pods do not hold resources), for callers that keep
+// NodeInfos between snapshots (NewSnapshotFromInfos).
+func NewNodeInfo(node *corev1.Node, pods []*corev1.Pod) *NodeInfo {
+	ni := newNodeInfo(node)
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			ni.addPod(p)
+		}
+	}
+	return ni
+}
+
+// NewSnapshotFromInfos builds a Snapshot over NodeInfos kept by the
+// caller (an incremental cache). They are never changed through the
+// Snapshot: AssumePod and RemovePod work on copies.
+func NewSnapshotFromInfos(infos []*NodeInfo) *Snapshot {
+	s := &Snapshot{Nodes: append([]*NodeInfo(nil), infos...), byName: make(map[string]*NodeInfo, len(infos)),
+		shared: true, owned: map[*NodeInfo]bool{}}
+	for _, ni := range infos {
+		s.byName[ni.Node.Name] = ni
+		s.affinityPods += len(ni.withAffinity)
+	}
+	return s
+}
+
+// mutable returns ni, or for a shared snapshot a copy of it that replaces
+// it in this snapshot (once).
+func (s *Snapshot) mutable(ni *NodeInfo) *NodeInfo {
+	if !s.shared || s.owned[ni] {
+		return ni
+	}
+	c := NewNodeInfo(ni.Node, ni.Pods)
+	for i, x := range s.Nodes {
+		if x == ni {
+			s.Nodes[i] = c
+			break
+		}
+	}
+	s.byName[ni.Node.Name] = c
+	s.owned[c] = true
+	return c
 }

@@ -8,15 +8,11 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/scheduler"
 )
 
@@ -26,6 +22,7 @@ const (
 	// Event reasons, as kube-scheduler records them.
 	EventScheduled        = "Scheduled"
 	EventFailedScheduling = "FailedScheduling"
+	EventPreempted        = "Preempted"
 	controllerName        = "scheduler"
 )
 
@@ -33,7 +30,8 @@ const (
 type Config struct {
 	// Client talks to the API (for orch server: the loopback client).
 	Client kubernetes.Interface
-	// Scheduler tunes scheduler.Schedule; the zero value is the default profile.
+	// Scheduler tunes scheduler.Schedule; the zero value is the default
+	// profile (the loop adds the system default spread selector).
 	Scheduler scheduler.Config
 	// Logger is named "scheduler"; nil = no logging.
 	Logger *zap.Logger
@@ -44,10 +42,12 @@ type Config struct {
 
 // Controller schedules pending pods. Run it only on the Raft leader.
 type Controller struct {
-	client  kubernetes.Interface
-	sched   scheduler.Config
-	log     *zap.Logger
-	limiter func() workqueue.TypedRateLimiter[string]
+	cfg Config
+	log *zap.Logger
+	// shared is set by NewShared: informers come from the server's one
+	// cache and reg holds the handlers registered on it.
+	shared *kit.Context
+	reg    *run
 }
 
 // NewForConfig builds a clientset from rc and a Controller with it.
@@ -60,7 +60,8 @@ func NewForConfig(rc *rest.Config, cfg Config) (*Controller, error) {
 	return New(cfg)
 }
 
-// New checks cfg and builds a Controller.
+// New checks cfg and builds a standalone Controller: every Run starts its
+// own informers over cfg.Client.
 func New(cfg Config) (*Controller, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("schedloop: Config.Client is required")
@@ -68,36 +69,54 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	limiter := func() workqueue.TypedRateLimiter[string] {
-		if cfg.RateLimiter != nil {
-			return cfg.RateLimiter
-		}
-		return workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 10*time.Second)
-	}
-	return &Controller{client: cfg.Client, sched: cfg.Scheduler, log: cfg.Logger.Named(controllerName), limiter: limiter}, nil
+	return &Controller{cfg: cfg, log: cfg.Logger.Named(controllerName)}, nil
 }
 
-// Run schedules pods until ctx ends. Every call starts from fresh
-// informers and an empty assume cache.
+// NewShared builds a Controller on the server's shared cache (the kit
+// convention): it registers its informers and handlers on kc, which the
+// server starts before calling Run.
+func NewShared(kc *kit.Context) (*Controller, error) {
+	c, err := New(Config{Client: kc.Client, Logger: kc.Logger})
+	if err != nil {
+		return nil, err
+	}
+	c.shared = kc
+	if c.reg, err = c.register(kc); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) limiter() workqueue.TypedRateLimiter[string] {
+	if c.cfg.RateLimiter != nil {
+		return c.cfg.RateLimiter
+	}
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 10*time.Second)
+}
+
+// Run schedules pods until ctx ends. A standalone Controller starts from
+// fresh informers and an empty assume cache on every call.
 func (c *Controller) Run(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactory(c.client, 0)
-	pods, nodes := factory.Core().V1().Pods(), factory.Core().V1().Nodes()
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	defer broadcaster.Shutdown()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	r := newRun(c, pods.Lister(), nodes.Lister(),
-		workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName}),
-		broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: SchedulerName}))
-	defer r.queue.ShutDown()
-	if _, err := pods.Informer().AddEventHandler(r.podHandlers()); err != nil {
-		return fmt.Errorf("schedloop: %w", err)
+	if c.shared != nil {
+		return c.loop(ctx, c.reg)
 	}
-	if _, err := nodes.Informer().AddEventHandler(r.nodeHandlers()); err != nil {
-		return fmt.Errorf("schedloop: %w", err)
+	kc := kit.New(c.cfg.Client, c.cfg.Logger, kit.Options{})
+	defer kc.Shutdown()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r, err := c.register(kc)
+	if err != nil {
+		return err
 	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), pods.Informer().HasSynced, nodes.Informer().HasSynced) {
+	if err := kc.Start(ctx); err != nil {
+		return err
+	}
+	return c.loop(ctx, r)
+}
+
+// loop runs the single scheduling worker until ctx ends.
+func (c *Controller) loop(ctx context.Context, r *run) error {
+	if !kit.WaitForSync(ctx, r.synced...) {
 		return ctx.Err()
 	}
 	c.log.Info("scheduler running")
@@ -107,6 +126,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}()
 	for r.processNext(ctx) {
 	}
+	r.inflight.Wait()
 	return ctx.Err()
 }
 

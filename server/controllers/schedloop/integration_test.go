@@ -40,7 +40,7 @@ func TestWithRealAPIServer(t *testing.T) {
 		return eventFor(t, client, "small", EventScheduled, "Successfully assigned default/small to "+get(t, client, "small").Spec.NodeName)
 	})
 
-	const msg = "0/2 nodes are available: 2 Insufficient cpu."
+	const msg = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 	create(t, client, pod("big", "4"))
 	waitFor(t, "PodScheduled=False", func() bool {
 		c := scheduledCondition(get(t, client, "big"))

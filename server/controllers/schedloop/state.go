@@ -1,39 +1,116 @@
 package schedloop
 
 import (
-	"reflect"
-	"slices"
-	"strings"
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	schedlisters "k8s.io/client-go/listers/scheduling/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/scheduler"
 )
+
+// listers are the caches the loop reads.
+type listers struct {
+	pods       corelisters.PodLister
+	nodes      corelisters.NodeLister
+	namespaces corelisters.NamespaceLister
+	pvcs       corelisters.PersistentVolumeClaimLister
+	pvs        corelisters.PersistentVolumeLister
+	classes    storagelisters.StorageClassLister
+	pdbs       policylisters.PodDisruptionBudgetLister
+	priorities schedlisters.PriorityClassLister
+	services   corelisters.ServiceLister
+	rss        appslisters.ReplicaSetLister
+	stss       appslisters.StatefulSetLister
+}
 
 // run is the state of one Run. A single worker schedules; the informer
 // handlers touch only the mutex-guarded maps and the queue.
 type run struct {
 	c        *Controller
-	pods     corelisters.PodLister
-	nodes    corelisters.NodeLister
+	l        listers
+	sched    scheduler.Config
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
 
 	mu            sync.Mutex
 	assumed       map[string]*corev1.Pod // bound by us, cache not showing it yet
-	unschedulable map[string]struct{}
+	unschedulable map[string]hint        // waiting for one of these events
+	events        eventCounts            // events seen, for those in flight
+	written       map[string]string      // PodScheduled message (and nomination) last written
+	dirty         map[string]bool        // nodes whose NodeInfo must be rebuilt
+	nodesChanged  bool
+
+	cache   nodeCache // worker only
+	podsIdx cache.Indexer
+
+	synced   []cache.InformerSynced
+	binding  chan struct{} // bounds the bindings in flight
+	inflight sync.WaitGroup
 }
 
-func newRun(c *Controller, pods corelisters.PodLister, nodes corelisters.NodeLister,
-	queue workqueue.TypedRateLimitingInterface[string], recorder record.EventRecorder) *run {
-	return &run{c: c, pods: pods, nodes: nodes, queue: queue, recorder: recorder,
-		assumed: map[string]*corev1.Pod{}, unschedulable: map[string]struct{}{}}
+// maxBindings is how many bindings may be in flight at once.
+const maxBindings = 16
+
+// register builds a run on kc's informers and adds the event handlers.
+func (c *Controller) register(kc *kit.Context) (*run, error) {
+	f := kc.Informers
+	core, storage := f.Core().V1(), f.Storage().V1()
+	r := &run{c: c, sched: c.cfg.Scheduler,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName}),
+		recorder: kc.Recorder(SchedulerName),
+		assumed:  map[string]*corev1.Pod{}, unschedulable: map[string]hint{}, written: map[string]string{}, dirty: map[string]bool{},
+		cache: nodeCache{infos: map[string]*scheduler.NodeInfo{}}, binding: make(chan struct{}, maxBindings),
+		l: listers{pods: core.Pods().Lister(), nodes: core.Nodes().Lister(), namespaces: core.Namespaces().Lister(),
+			pvcs: core.PersistentVolumeClaims().Lister(), pvs: core.PersistentVolumes().Lister(),
+			classes: storage.StorageClasses().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
+			priorities: f.Scheduling().V1().PriorityClasses().Lister(), services: core.Services().Lister(),
+			rss: f.Apps().V1().ReplicaSets().Lister(), stss: f.Apps().V1().StatefulSets().Lister()},
+	}
+	if err := core.Pods().Informer().AddIndexers(cache.Indexers{podsByNode: podNodeIndex}); err != nil {
+		return nil, fmt.Errorf("schedloop: pod index: %w", err)
+	}
+	r.podsIdx = core.Pods().Informer().GetIndexer()
+	if r.sched.DefaultSpreadSelector == nil {
+		r.sched.DefaultSpreadSelector = r.defaultSpreadSelector
+	}
+	handlers := []struct {
+		inf cache.SharedIndexInformer
+		h   cache.ResourceEventHandler
+	}{
+		{core.Pods().Informer(), r.podHandlers()},
+		{core.Nodes().Informer(), r.nodeHandlers()},
+		{core.Namespaces().Informer(), r.requeueOn(hintNamespace)},
+		{core.PersistentVolumeClaims().Informer(), r.requeueOn(hintVolume)},
+		{core.PersistentVolumes().Informer(), r.requeueOn(hintVolume)},
+		{storage.StorageClasses().Informer(), r.requeueOn(hintVolume)},
+		{f.Policy().V1().PodDisruptionBudgets().Informer(), r.requeueOn(hintPDB)},
+		{f.Scheduling().V1().PriorityClasses().Informer(), r.requeueOn(hintPriority)},
+		{core.Services().Informer(), nil},
+		{f.Apps().V1().ReplicaSets().Informer(), nil},
+		{f.Apps().V1().StatefulSets().Informer(), nil},
+	}
+	for _, h := range handlers {
+		r.synced = append(r.synced, h.inf.HasSynced)
+		if h.h == nil {
+			continue
+		}
+		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+			return nil, fmt.Errorf("schedloop: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // pending reports whether this loop should schedule pod.
@@ -46,98 +123,88 @@ func pending(pod *corev1.Pod) bool {
 
 func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-func (r *run) podHandlers() cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if pod, ok := obj.(*corev1.Pod); ok {
-				r.podChanged(nil, pod)
-			}
-		},
-		UpdateFunc: func(old, cur any) {
-			o, ok1 := old.(*corev1.Pod)
-			n, ok2 := cur.(*corev1.Pod)
-			if ok1 && ok2 {
-				r.podChanged(o, n)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				r.forget(k)
-				r.queue.Forget(k)
-				r.requeueUnschedulable()
-			}
-		},
-	}
-}
-
-// podChanged queues a pending pod. An unschedulable pod is queued again
-// only if its spec or labels changed (its own status update must not
-// make it loop); a bound or finished pod leaves the caches.
-func (r *run) podChanged(old, pod *corev1.Pod) {
-	k := key(pod)
-	if !pending(pod) {
-		r.forget(k)
-		return
-	}
-	r.mu.Lock()
-	_, unsched := r.unschedulable[k]
-	r.mu.Unlock()
-	if unsched && old != nil && reflect.DeepEqual(old.Spec, pod.Spec) &&
-		reflect.DeepEqual(old.Labels, pod.Labels) && reflect.DeepEqual(old.Annotations, pod.Annotations) {
-		return
-	}
-	r.queue.Add(k)
-}
-
 // forget drops k from the assume cache and the unschedulable set.
 func (r *run) forget(k string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.assumed, k)
 	delete(r.unschedulable, k)
+	delete(r.written, k)
 }
 
-func (r *run) nodeHandlers() cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { r.requeueUnschedulable() },
-		UpdateFunc: func(any, any) { r.requeueUnschedulable() },
-	}
-}
-
-// requeueUnschedulable queues every unschedulable pod with its back-off.
-func (r *run) requeueUnschedulable() {
-	r.mu.Lock()
-	keys := make([]string, 0, len(r.unschedulable))
-	for k := range r.unschedulable {
-		keys = append(keys, k)
-	}
-	r.mu.Unlock()
-	for _, k := range keys {
-		r.queue.AddRateLimited(k)
-	}
-}
-
-// snapshot builds a Snapshot from the caches plus the assumed pods the
-// pod cache does not show bound yet (those that it does are expired).
-func (r *run) snapshot() (*scheduler.Snapshot, error) {
-	nodes, err := r.nodes.List(labels.Everything())
+// snapshot builds a Snapshot for pod from the node cache plus the
+// assumed pods the pod cache does not show bound yet (those that it does
+// are expired), and the pods nominated (by preemption) with at least
+// pod's priority.
+func (r *run) snapshot(pod *corev1.Pod) (*scheduler.Snapshot, error) {
+	infos, err := r.refresh(r.podsIdx)
 	if err != nil {
 		return nil, err
 	}
-	pods, err := r.pods.List(labels.Everything())
+	snap := scheduler.NewSnapshotFromInfos(infos)
+	pods, err := r.l.pods.List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}
+	extra := r.nominated(pod, pods)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for k, ap := range r.assumed {
-		cur, err := r.pods.Pods(ap.Namespace).Get(ap.Name)
+		cur, err := r.l.pods.Pods(ap.Namespace).Get(ap.Name)
 		if err != nil || cur.UID != ap.UID || cur.Spec.NodeName != "" {
 			delete(r.assumed, k)
 			continue
 		}
-		pods = append(pods, ap)
+		extra = append(extra, ap)
 	}
-	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-	return scheduler.NewSnapshot(nodes, pods), nil
+	r.mu.Unlock()
+	for _, p := range extra {
+		_ = snap.AssumePod(p, p.Spec.NodeName) // a vanished node: nothing to hold
+	}
+	if snap.NamespaceLabels, err = r.namespaceLabels(); err != nil {
+		return nil, err
+	}
+	if hasClaims(pod) {
+		if snap.Storage, err = r.storage(); err != nil {
+			return nil, err
+		}
+	}
+	return snap, nil
+}
+
+// nominated returns copies, placed on their nominated node, of the
+// pending pods other than pod that preemption made room for and that
+// pod must not take the room of (priority >= pod's).
+func (r *run) nominated(pod *corev1.Pod, pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	prio := scheduler.PodPriority(pod)
+	for _, p := range pods {
+		if p.Status.NominatedNodeName == "" || !pending(p) || key(p) == key(pod) || scheduler.PodPriority(p) < prio {
+			continue
+		}
+		c := p.DeepCopy()
+		c.Spec.NodeName = p.Status.NominatedNodeName
+		out = append(out, c)
+	}
+	return out
+}
+
+func (r *run) namespaceLabels() (map[string]map[string]string, error) {
+	nss, err := r.l.namespaces.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]string, len(nss))
+	for _, ns := range nss {
+		out[ns.Name] = ns.Labels
+	}
+	return out, nil
+}
+
+func hasClaims(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestScheduleOne(t *testing.T) {
@@ -20,7 +21,7 @@ func TestScheduleOne(t *testing.T) {
 	}{
 		{name: "fits the emptier node", pod: pod("small", "500m"), wantNode: "n2",
 			wantEvent: "Successfully assigned default/small to n2"},
-		{name: "too big", pod: pod("big", "8"), wantFit: "0/2 nodes are available: 2 Insufficient cpu."},
+		{name: "too big", pod: pod("big", "8"), wantFit: "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."},
 		{name: "other scheduler", pod: func() *corev1.Pod { p := pod("other", "100m"); p.Spec.SchedulerName = "x"; return p }()},
 	}
 	for _, tt := range tests {
@@ -74,13 +75,18 @@ func TestRetryOnNodeAdd(t *testing.T) {
 	bindReactor(client, true)
 	start(t, client)
 	waitFor(t, "FailedScheduling event", func() bool {
-		return eventFor(t, client, "big", EventFailedScheduling, "0/1 nodes are available: 1 Insufficient cpu.")
+		return eventFor(t, client, "big", EventFailedScheduling, "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
 	})
 	time.Sleep(200 * time.Millisecond)
 	updates := 0
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
 			updates++
+		}
+	}
+	for _, a := range client.Actions() {
+		if ua, ok := a.(k8stesting.UpdateAction); ok && a.GetSubresource() == "status" {
+			t.Logf("update %+v", ua.GetObject().(*corev1.Pod).Status)
 		}
 	}
 	if updates != 1 {

@@ -19,6 +19,7 @@ type flags struct {
 	orch, workDir, outMD, outJSON, machine, keepLogs string
 	pods, idlePods                                   int
 	idle, podTimeout                                 time.Duration
+	shareBinary                                      bool
 }
 
 func main() {
@@ -40,6 +41,7 @@ func main() {
 	fs.IntVar(&f.pods, "pods", 50, "pods (and baseline containers) timed, one after another")
 	fs.IntVar(&f.idlePods, "idle-pods", 10, "pods running during the idle RSS measurement")
 	fs.DurationVar(&f.idle, "idle", 60*time.Second, "idle time before measuring RSS")
+	fs.BoolVar(&f.shareBinary, "share-binary", false, "run the agent from the same binary file as the server (default: from its own copy, as on a separate node, so the two processes do not share the binary's page-cache pages)")
 	fs.DurationVar(&f.podTimeout, "pod-timeout", 2*time.Minute, "give up on a pod not Ready after this long")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,7 +19,7 @@ import (
 // measure runs the phases in order: start server and agent, idle RSS with
 // idlePods pods, then the timed pods interleaved with baseline containers.
 func (e *env) measure(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
-	if err := e.bringUp(ctx, log, f.orch); err != nil {
+	if err := e.bringUp(ctx, log, f.orch, f.shareBinary); err != nil {
 		return err
 	}
 	res.MemStart = e.memory()
@@ -30,7 +31,7 @@ func (e *env) measure(ctx context.Context, log *zap.Logger, f *flags, res *resul
 
 // bringUp starts the server and the agent, waits for the node to be Ready
 // with the image imported, and prepares the baseline's namespace.
-func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string) error {
+func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string, shareBinary bool) error {
 	if err := os.MkdirAll(e.imageDir(), 0o755); err != nil {
 		return err
 	}
@@ -64,7 +65,14 @@ func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string) error {
 		return err
 	}
 	log.Info("server ready; starting the agent")
-	if err := e.startAgent(bin); err != nil {
+	agentBin := bin
+	if !shareBinary {
+		agentBin = filepath.Join(e.work, "orch-agent")
+		if err := copyFile(bin, agentBin); err != nil {
+			return fmt.Errorf("copy the orch binary for the agent: %w", err)
+		}
+	}
+	if err := e.startAgent(agentBin); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, 3*time.Minute, "the node to be Ready", func() (bool, error) {
@@ -125,16 +133,41 @@ func (e *env) idlePhase(ctx context.Context, log *zap.Logger, f *flags, res *res
 	}
 	log.Info("idle pods running; waiting", zap.Int("pods", f.idlePods), zap.Duration("idle", f.idle))
 	cpu0 := e.cpu()
-	select {
-	case <-time.After(f.idle):
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := e.sampleIdle(ctx, f.idle, res); err != nil {
+		return err
 	}
 	res.IdleCPU = e.cpu().sub(cpu0)
 	res.MemIdle = e.memory()
 	log.Info("idle memory", zap.String("server", res.MemIdle.Server.String()),
 		zap.String("agent", res.MemIdle.Agent.String()), zap.String("containerd", res.MemIdle.Containerd.String()))
 	return nil
+}
+
+// sampleIdle waits idle, reading the processes' RSS every 5 s, and keeps
+// the highest RSS of the idle's second half (memory touched now and then,
+// e.g. by periodic syncs, shows there even if it is not resident at the end;
+// the first half is start-up settling).
+func (e *env) sampleIdle(ctx context.Context, idle time.Duration, res *results) error {
+	start := time.Now()
+	end := time.After(idle)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-end:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if time.Since(start) < idle/2 {
+				continue
+			}
+			m := e.memory()
+			res.IdlePeak.Server.RSS = max(res.IdlePeak.Server.RSS, m.Server.RSS)
+			res.IdlePeak.Agent.RSS = max(res.IdlePeak.Agent.RSS, m.Agent.RSS)
+			res.IdlePeak.ServerAgent.RSS = max(res.IdlePeak.ServerAgent.RSS, m.ServerAgent.RSS)
+		}
+	}
 }
 
 // latencyPhase alternates: orch pod i (create → Running and Ready), then
@@ -172,4 +205,29 @@ func (e *env) teardown(ctx context.Context, log *zap.Logger) {
 	}
 	e.base.cleanup()
 	e.sweep()
+}
+
+// copyFile copies an executable: the agent then maps its own file, as an
+// agent on another node would, instead of the server's page-cache pages.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	// Written back now, so its page-cache pages are clean like those of an
+	// installed binary (the kernel does not reclaim dirty ones on madvise).
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

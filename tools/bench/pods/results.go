@@ -20,6 +20,7 @@ type results struct {
 	BaseStarts []time.Duration // containerd NewContainer+NewTask+Start
 	MemStart   procMem         // node Ready, no pods
 	MemIdle    procMem         // IdlePods pods, after Idle
+	IdlePeak   procMem         // highest RSS sampled every 5 s in Idle's second half (RSS fields only)
 	MemAfter   procMem         // IdlePods + Pods pods, right after the timed phase
 	IdleCPU    procCPU
 	Err        string
@@ -70,6 +71,10 @@ func (r *results) markdown() string {
 	mrow("node Ready, 0 pods", r.MemStart)
 	mrow(fmt.Sprintf("**%d pods, after %s idle**", r.IdlePods, r.Idle), r.MemIdle)
 	mrow(fmt.Sprintf("%d pods, right after the timed phase", r.IdlePods+len(r.OrchStarts)), r.MemAfter)
+	fmt.Fprintf(&b, "\nHighest RSS sampled every 5 s in the second half of the idle: server + agent %.1f, agent %.1f, server %.1f MiB.\n",
+		mib(r.IdlePeak.ServerAgent.RSS), mib(r.IdlePeak.Agent.RSS), mib(r.IdlePeak.Server.RSS))
+	fmt.Fprintf(&b, "\nResident memory by mapping after the idle (MiB; the executable's code, read-only data incl. .gopclntab, writable data, all anonymous memory, other files):\n\n- agent: %s\n- server: %s\n",
+		r.MemIdle.Agent.Split, r.MemIdle.Server.Split)
 	fmt.Fprintf(&b, "\nGoals: server + agent <= 80 MB, agent alone <= 30 MB (idle, %d pods). CPU during the %s idle: server %.2f s, agent %.2f s.\n",
 		r.IdlePods, r.Idle, r.IdleCPU.Server, r.IdleCPU.Agent)
 	return b.String()

@@ -16,11 +16,12 @@ import (
 type mem struct {
 	RSS, Anon, File, Shmem int64
 	PSS, PSSAnon, PSSFile  int64
+	Split                  smapsSplit // Rss per kind of mapping (smaps.go)
 }
 
 func (m mem) add(o mem) mem {
 	return mem{m.RSS + o.RSS, m.Anon + o.Anon, m.File + o.File, m.Shmem + o.Shmem,
-		m.PSS + o.PSS, m.PSSAnon + o.PSSAnon, m.PSSFile + o.PSSFile}
+		m.PSS + o.PSS, m.PSSAnon + o.PSSAnon, m.PSSFile + o.PSSFile, m.Split.add(o.Split)}
 }
 
 func (m mem) String() string {
@@ -54,7 +55,11 @@ func readMem(pid int) (mem, error) {
 	if err := sc.Err(); err != nil {
 		return m, err
 	}
-	return m, readPSS(pid, &m)
+	if err := readPSS(pid, &m); err != nil {
+		return m, err
+	}
+	m.Split, err = readSmapsSplit(pid)
+	return m, err
 }
 
 func readPSS(pid int, m *mem) error {

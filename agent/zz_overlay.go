@@ -1,0 +1,27 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/orch/orch/agent/overlay"
+)
+
+// startOverlay programs the routes to the other nodes' pod subnets
+// (--network-backend vxlan or host-gw) and keeps them in step with the
+// Nodes; the returned func stops watching and leaves the routes in place.
+func startOverlay(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ip net.IP, podCIDR string) (func(), error) {
+	o, err := overlay.New(overlay.Config{Backend: cfg.NetworkBackend, NodeName: cfg.NodeName, NodeIP: ip,
+		PodCIDR: podCIDR, Client: client, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("pod network overlay: %w", err)
+	}
+	if err := o.Start(ctx); err != nil {
+		return nil, fmt.Errorf("pod network overlay: %w", err)
+	}
+	return o.Stop, nil
+}

@@ -1,0 +1,117 @@
+//go:build linux
+
+package memtune
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// mapping is one line of /proc/self/maps.
+type mapping struct {
+	start, end uintptr
+	perms      string
+	path       string
+}
+
+// parseMaps returns the file (and [special]) mappings in a /proc/<pid>/maps
+// text; anonymous mappings have no path and are skipped.
+func parseMaps(data []byte) []mapping {
+	var out []mapping
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		s, err1 := strconv.ParseUint(lo, 16, 64)
+		e, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || e <= s {
+			continue
+		}
+		out = append(out, mapping{start: uintptr(s), end: uintptr(e), perms: f[1], path: strings.Join(f[5:], " ")})
+	}
+	return out
+}
+
+// readOnlyOf returns the read-only (code and read-only data) mappings of the
+// file at path: the ones whose pages can only ever be clean file pages.
+func readOnlyOf(maps []mapping, path string) []mapping {
+	var out []mapping
+	for _, m := range maps {
+		if m.path == path && len(m.perms) == 4 && m.perms[1] == '-' && m.perms[3] == 'p' {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// releaseBinary sets MADV_RANDOM and then MADV_PAGEOUT on the executable's
+// read-only mappings, then drops the executable's page-cache pages that no
+// process maps (POSIX_FADV_DONTNEED), and returns how many bytes it advised.
+func releaseBinary() (int64, error) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return 0, fmt.Errorf("find executable: %w", err)
+	}
+	data, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, fmt.Errorf("read mappings: %w", err)
+	}
+	ms := readOnlyOf(parseMaps(data), exe)
+	if len(ms) == 0 {
+		return 0, errors.New("no read-only mapping of the executable")
+	}
+	var n int64
+	for _, m := range ms {
+		if err := madvise(m, unix.MADV_RANDOM); err != nil {
+			return n, err
+		}
+		if err := madvise(m, unix.MADV_PAGEOUT); err != nil {
+			return n, err
+		}
+		n += int64(m.end - m.start)
+	}
+	// The reclaimed pages sit in per-CPU LRU batches for a moment and are
+	// skipped by an immediate fadvise; a second later they go.
+	time.Sleep(time.Second)
+	// /proc/self/exe opens our inode even if the file was replaced since.
+	return n, dropCache("/proc/self/exe")
+}
+
+// dropCache asks the kernel to drop the file's clean page-cache pages that
+// are not mapped (installing the binary, or reading it at exec, leaves all
+// of it cached). Without this, every later fault maps the cached pages
+// around the faulting one (fault-around) and the process's RSS grows by
+// pages it does not use. Mapped pages, ours or another process's, stay.
+func dropCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open executable: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("fadvise %s: %w", path, err)
+	}
+	return nil
+}
+
+func madvise(m mapping, advice int) error {
+	_, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, uintptr(advice))
+	if e != 0 {
+		return fmt.Errorf("madvise %#x-%#x advice %d: %w", m.start, m.end, advice, e)
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package memtune
+
+import "errors"
+
+func releaseBinary() (int64, error) { return 0, errors.New("only on Linux") }

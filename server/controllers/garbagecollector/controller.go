@@ -1,0 +1,190 @@
+package garbagecollector
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/orch/orch/server/controllers/kit"
+)
+
+// Queue key prefixes: a dependent whose owners must be checked, and an owner
+// whose orphan or foregroundDeletion finalizer must be processed.
+const (
+	keyDependent = "dep/"
+	keyOwner     = "own/"
+)
+
+const workers = 2
+
+// ignored are resources the collector does not watch (as upstream: events).
+var ignored = map[schema.GroupResource]bool{
+	{Group: "", Resource: "events"}:              true,
+	{Group: "events.k8s.io", Resource: "events"}: true,
+}
+
+// resource is a served resource the collector can address.
+type resource struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+}
+
+// Controller is the garbage collector.
+type Controller struct {
+	kc     *kit.Context
+	client kubernetes.Interface
+	log    *zap.Logger
+	queue  kit.Queue
+	graph  *graph
+	kinds  map[schema.GroupKind]resource
+}
+
+// New builds the collector; its informers are chosen from discovery in Run.
+func New(kc *kit.Context) (*Controller, error) {
+	return &Controller{kc: kc, client: kc.Client, log: kc.Logger.Named("garbage-collector"),
+		queue: kit.NewQueue("garbage-collector"), graph: newGraph(), kinds: map[schema.GroupKind]resource{}}, nil
+}
+
+// Run discovers the served resources, watches them through the shared cache
+// and collects garbage until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	res, err := c.discoverRetrying(ctx)
+	if err != nil {
+		return err
+	}
+	var synced []cache.InformerSynced
+	for _, r := range res {
+		inf, err := c.kc.Informers.ForResource(r.gvr)
+		if err != nil {
+			c.log.Debug("resource has no informer; not collected", zap.Stringer("resource", r.gvr))
+			continue
+		}
+		if _, err := inf.Informer().AddEventHandler(c.handler(r.gvr)); err != nil {
+			return err
+		}
+		synced = append(synced, inf.Informer().HasSynced)
+	}
+	c.kc.Informers.Start(ctx.Done())
+	if !kit.WaitForSync(ctx, synced...) {
+		return ctx.Err()
+	}
+	c.log.Info("garbage collector watching", zap.Int("resources", len(synced)))
+	kit.RunWorkers(ctx, c.queue, workers, c.sync, c.log)
+	return nil
+}
+
+// discoverRetrying retries discovery with back-off (1s..30s) until it works or ctx ends.
+func (c *Controller) discoverRetrying(ctx context.Context) ([]resource, error) {
+	wait := time.Second
+	for {
+		res, err := c.discover()
+		if err == nil {
+			return res, nil
+		}
+		c.log.Warn("discovering resources; retrying", zap.Error(err), zap.Duration("in", wait))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// discover lists the served resources that can be listed, watched and deleted.
+func (c *Controller) discover() ([]resource, error) {
+	lists, err := c.client.Discovery().ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discover resources: %w", err)
+	}
+	var out []resource
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || ignored[gv.WithResource(r.Name).GroupResource()] ||
+				!slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") || !slices.Contains(r.Verbs, "delete") {
+				continue
+			}
+			res := resource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
+			c.kinds[gv.WithKind(r.Kind).GroupKind()] = res
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	if uid, ok := strings.CutPrefix(key, keyOwner); ok {
+		return c.processOwner(ctx, types.UID(uid))
+	}
+	if uid, ok := strings.CutPrefix(key, keyDependent); ok {
+		return c.processDependent(ctx, types.UID(uid))
+	}
+	return nil
+}
+
+func (c *Controller) handler(gvr schema.GroupVersionResource) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.observe(gvr, obj) },
+		UpdateFunc: func(_, obj any) { c.observe(gvr, obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if m, err := meta.Accessor(obj); err == nil {
+				c.gone(m.GetUID())
+			}
+		},
+	}
+}
+
+// observe records an added or updated object and enqueues what it affects.
+func (c *Controller) observe(gvr schema.GroupVersionResource, obj any) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	n := &node{res: gvr, namespace: m.GetNamespace(), name: m.GetName(), uid: m.GetUID(),
+		owners: m.GetOwnerReferences(), finalizers: m.GetFinalizers(), deleting: m.GetDeletionTimestamp() != nil}
+	for _, o := range c.graph.upsert(n) {
+		c.queue.Add(keyOwner + string(o)) // a blocker may be gone
+	}
+	if n.deleting && (n.has(metav1.FinalizerOrphanDependents) || n.has(metav1.FinalizerDeleteDependents)) {
+		c.queue.Add(keyOwner + string(n.uid))
+	}
+	for _, o := range n.owners {
+		owner, known := c.graph.get(o.UID)
+		if !known || (owner.deleting && owner.has(metav1.FinalizerDeleteDependents)) {
+			c.queue.Add(keyDependent + string(n.uid))
+		}
+		if known && owner.deleting {
+			c.queue.Add(keyOwner + string(o.UID))
+		}
+	}
+}
+
+// gone forgets a deleted object and enqueues its dependents and owners.
+func (c *Controller) gone(uid types.UID) {
+	n := c.graph.remove(uid)
+	for _, d := range c.graph.dependentsOf(uid) {
+		c.queue.Add(keyDependent + string(d.uid))
+	}
+	if n != nil {
+		for _, o := range n.owners {
+			c.queue.Add(keyOwner + string(o.UID))
+		}
+	}
+}
