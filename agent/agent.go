@@ -175,7 +175,7 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	if err != nil {
 		return err
 	}
-	netm, cg, err := setupHost(cfg, log, podCIDR, nodeCfg.Allocatable)
+	netm, cg, err := setupHost(cfg, log, podCIDR, podMTU(cfg, ip, log), nodeCfg.Allocatable)
 	if err != nil {
 		return err
 	}
@@ -291,8 +291,8 @@ func nodeConfig(ctx context.Context, cfg Config, ctrd *containerd.Client, ip net
 		RuntimeVersion: "containerd://" + v.Version, KubeletVersion: version.Kubernetes().GitVersion}, nil
 }
 
-func setupHost(cfg Config, log *zap.Logger, podCIDR string, alloc corev1.ResourceList) (*network.Manager, *cgroups.Manager, error) {
-	netm, err := network.New(log.Named("network"), network.Config{BridgeName: cfg.BridgeName, PodCIDR: podCIDR,
+func setupHost(cfg Config, log *zap.Logger, podCIDR string, mtu int, alloc corev1.ResourceList) (*network.Manager, *cgroups.Manager, error) {
+	netm, err := network.New(log.Named("network"), network.Config{BridgeName: cfg.BridgeName, PodCIDR: podCIDR, MTU: mtu,
 		ClusterCIDR: cfg.ClusterCIDR, IPAMDir: filepath.Join(cfg.DataDir, "agent", "ipam"), NetnsPrefix: cfg.NetnsPrefix,
 		NATChain: cfg.ChainPrefix + "POSTROUTING", FilterChain: cfg.ChainPrefix + "FORWARD"})
 	if err != nil {

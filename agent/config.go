@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/orch/orch/agent/overlay"
 )
 
 // Config is what `orch agent` (or an embedding `orch server`) runs with.
@@ -96,6 +98,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Token == "" && c.TokenFile == "" {
 		return fmt.Errorf("a join token is required: --token or --token-file")
+	}
+	if _, err := overlay.ParseBackend(c.NetworkBackend); err != nil {
+		return err
 	}
 	return nil
 }

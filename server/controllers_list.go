@@ -20,6 +20,7 @@ import (
 	"github.com/orch/orch/server/controllers/pvbinder"
 	"github.com/orch/orch/server/controllers/replicaset"
 	"github.com/orch/orch/server/controllers/resourcequota"
+	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
 )
@@ -54,6 +55,7 @@ func sharedControllers() []sharedController {
 		{"resource quota", func(kc *kit.Context) (runner, error) { return resourcequota.New(kc) }},
 		{"endpoints", func(kc *kit.Context) (runner, error) { return endpoints.New(kc) }},
 		{"endpointslice", func(kc *kit.Context) (runner, error) { return endpoints.NewSlices(kc) }},
+		{"servicelb", func(kc *kit.Context) (runner, error) { return servicelb.New(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

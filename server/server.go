@@ -210,6 +210,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Logger:           log,
 		Ready:            readiness(store, ready),
 		AdvertiseAddress: p.Advertise,
+		ClusterDNS:       p.ClusterDNS,
 		SecurePort:       cfg.HTTPSListenPort,
 		ServiceCIDR:      p.ServiceCIDR,
 		Version:          version.Kubernetes(),

@@ -27,10 +27,10 @@ type source interface {
 var _ source = (*Cache)(nil)
 
 const (
-	byServiceIndex = "service"  // slices: <ns>/<service name>
-	byIPIndex      = "ip"       // services: ClusterIPs; slices: endpoint addresses
-	byNSIndex      = "ns"       // services: namespace
-	resync         = 0          // no periodic resync: events only
+	byServiceIndex = "service" // slices: <ns>/<service name>
+	byIPIndex      = "ip"      // services: ClusterIPs; slices: endpoint addresses
+	byNSIndex      = "ns"      // services: namespace
+	resync         = 0         // no periodic resync: events only
 )
 
 var errNotSynced = errors.New("informer stopped before its first list")

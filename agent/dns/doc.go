@@ -4,7 +4,9 @@
 //
 // The agent puts the cluster DNS IP (--cluster-dns, default 10.43.0.10) on a
 // dummy interface of its own (orch-dns; derived from the bridge name when a
-// test uses another bridge) and serves UDP and TCP port 53 on it. Pods reach
+// test uses another bridge; a bridge without ports on kernels built without
+// the dummy driver), serves UDP and TCP port 53 on it and removes the
+// interface when it stops. Pods reach
 // it through their default route to the node's bridge: the address is local
 // to every node. The Service proxy leaves that Service alone (it carries the
 // service.kubernetes.io/service-proxy-name label).

@@ -111,4 +111,3 @@ func rrs(list []dns.RR) []string {
 	}
 	return out
 }
-

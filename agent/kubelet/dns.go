@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,17 @@ type resolvConf struct {
 	nameservers, searches, options []string
 }
 
+// Limits of a pod's resolv.conf, as kubelet's (validation.MaxDNSNameservers,
+// MaxDNSSearchPaths, MaxDNSSearchListChars).
+const (
+	maxNameservers  = 3
+	maxSearches     = 32
+	maxSearchChars  = 2048
+	systemdResolved = "/run/systemd/resolve/resolv.conf"
+)
+
+// parseResolv reads resolv.conf as kubelet does: search domains without
+// their trailing dot ("." dropped), options merged by name.
 func parseResolv(data []byte) resolvConf {
 	var r resolvConf
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -71,17 +83,35 @@ func parseResolv(data []byte) resolvConf {
 		case "nameserver":
 			r.nameservers = append(r.nameservers, f[1])
 		case "search", "domain":
-			r.searches = f[1:]
+			r.searches = nil
+			for _, d := range f[1:] {
+				if d != "." {
+					r.searches = append(r.searches, strings.TrimSuffix(d, "."))
+				}
+			}
 		case "options":
-			r.options = append(r.options, f[1:]...)
+			r.options = mergeOptions(r.options, optionsOf(f[1:]))
 		}
 	}
 	return r
 }
 
-// resolvFile is the pod's /etc/resolv.conf for its dnsPolicy, as kubelet's
-// dns configurer builds it.
-func resolvFile(pod *corev1.Pod, dns DNS, hostResolv []byte) []byte {
+func optionsOf(in []string) []corev1.PodDNSConfigOption {
+	out := make([]corev1.PodDNSConfigOption, 0, len(in))
+	for _, o := range in {
+		name, value, ok := strings.Cut(o, ":")
+		opt := corev1.PodDNSConfigOption{Name: name}
+		if ok {
+			opt.Value = &value
+		}
+		out = append(out, opt)
+	}
+	return out
+}
+
+// dnsPolicy is the policy kubelet applies: ClusterFirst on a hostNetwork
+// pod, or without a cluster DNS IP, is Default.
+func dnsPolicy(pod *corev1.Pod, dns DNS) corev1.DNSPolicy {
 	policy := pod.Spec.DNSPolicy
 	if policy == "" {
 		policy = corev1.DNSClusterFirst
@@ -89,8 +119,17 @@ func resolvFile(pod *corev1.Pod, dns DNS, hostResolv []byte) []byte {
 	if policy == corev1.DNSClusterFirst && pod.Spec.HostNetwork {
 		policy = corev1.DNSDefault
 	}
+	if (policy == corev1.DNSClusterFirst || policy == corev1.DNSClusterFirstWithHostNet) && dns.ClusterDNS == "" {
+		policy = corev1.DNSDefault
+	}
+	return policy
+}
+
+// resolvFile is the pod's /etc/resolv.conf for its dnsPolicy, as kubelet's
+// dns configurer builds it.
+func resolvFile(pod *corev1.Pod, dns DNS, hostResolv []byte) []byte {
 	var r resolvConf
-	switch policy {
+	switch dnsPolicy(pod, dns) {
 	case corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet:
 		d := dns.ClusterDomain
 		host := parseResolv(hostResolv)
@@ -106,16 +145,54 @@ func resolvFile(pod *corev1.Pod, dns DNS, hostResolv []byte) []byte {
 		r.options = mergeOptions(r.options, c.Options)
 	}
 	var b bytes.Buffer
-	if len(r.searches) > 0 {
-		fmt.Fprintf(&b, "search %s\n", strings.Join(dedupe(r.searches), " "))
+	if s := limitSearches(dedupe(r.searches)); len(s) > 0 {
+		fmt.Fprintf(&b, "search %s\n", strings.Join(s, " "))
 	}
-	for _, ns := range dedupe(r.nameservers) {
-		fmt.Fprintf(&b, "nameserver %s\n", ns)
+	ns := dedupe(r.nameservers)
+	for _, n := range ns[:min(len(ns), maxNameservers)] {
+		fmt.Fprintf(&b, "nameserver %s\n", n)
 	}
 	if len(r.options) > 0 {
 		fmt.Fprintf(&b, "options %s\n", strings.Join(r.options, " "))
 	}
 	return b.Bytes()
+}
+
+// limitSearches cuts the search list to kubelet's limits (32 domains,
+// 2048 characters), as kubelet does before it reports an event.
+func limitSearches(in []string) []string {
+	n := 0
+	for i, s := range in {
+		if i == maxSearches || n+len(s)+min(i, 1) > maxSearchChars {
+			return in[:i]
+		}
+		n += len(s) + min(i, 1)
+	}
+	return in
+}
+
+// hostResolvFor reads the host's resolv.conf for a pod; when it names only
+// loopback nameservers (systemd-resolved's stub) and the pod has its own
+// network namespace, where those are unreachable, systemd-resolved's list
+// of real upstreams is used instead, as k3s does.
+func hostResolvFor(pod *corev1.Pod, path string) []byte {
+	data, _ := os.ReadFile(path)
+	if pod.Spec.HostNetwork || !onlyLoopback(parseResolv(data).nameservers) {
+		return data
+	}
+	if alt, err := os.ReadFile(systemdResolved); err == nil && !onlyLoopback(parseResolv(alt).nameservers) {
+		return alt
+	}
+	return data
+}
+
+func onlyLoopback(servers []string) bool {
+	for _, s := range servers {
+		if ip := net.ParseIP(s); ip == nil || !ip.IsLoopback() {
+			return false
+		}
+	}
+	return len(servers) > 0
 }
 
 func mergeOptions(have []string, add []corev1.PodDNSConfigOption) []string {
@@ -167,7 +244,7 @@ func writePodFiles(dir string, pod *corev1.Pod, podIP string, dns DNS) (podFiles
 	if hostResolvPath == "" {
 		hostResolvPath = "/etc/resolv.conf"
 	}
-	hostResolv, _ := os.ReadFile(hostResolvPath)
+	hostResolv := hostResolvFor(pod, hostResolvPath)
 	hosts := hostsFile(pod, podIP, dns.ClusterDomain)
 	host, _ := podHostname(pod, dns.ClusterDomain)
 	if pod.Spec.HostNetwork {

@@ -58,7 +58,7 @@ var (
 )
 
 func snap(pols ...*networkingv1.NetworkPolicy) snapshot {
-	return snapshot{Pods: []podInfo{server, frontend, other, prodDB},
+	return snapshot{Pods: []podInfo{frontend, other, server, prodDB}, // sorted by key
 		Namespaces: map[string]map[string]string{"default": {}, "prod": {"env": "prod"}}, Policies: pols}
 }
 

@@ -45,6 +45,10 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newController(cfg, log, be)
+}
+
+func newController(cfg Config, log *zap.Logger, be backend) (*Controller, error) {
 	f := informers.NewSharedInformerFactory(cfg.Client, 0)
 	c := &Controller{cfg: cfg, log: log, factory: f, kick: make(chan struct{}, 1),
 		syncer: &syncer{log: log, be: be, n: newChainNames(cfg.Prefix)}}

@@ -27,7 +27,9 @@ func (r *ruleset) add(chain string, parts ...string) {
 	r.rules[chain] = append(r.rules[chain], "-A "+chain+" "+strings.Join(parts, " "))
 }
 
-func comment(s string) string { return `-m comment --comment "` + strings.ReplaceAll(s, `"`, "'") + `"` }
+func comment(s string) string {
+	return `-m comment --comment "` + strings.ReplaceAll(s, `"`, "'") + `"`
+}
 
 // render turns the local pods' rules into the ruleset.
 func render(n chainNames, pods []podRules) ruleset {

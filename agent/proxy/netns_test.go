@@ -217,6 +217,27 @@ func realIPTables(t *testing.T, cmd string) {
 			t.Errorf("NodePort %s: %q %v", addr, got, err)
 		}
 	}
+	// ClientIP affinity: every request lands on the same endpoint;
+	// an externalIP answers too.
+	sticky := testSvc("ns", "web", "10.43.200.1", func(s *corev1.Service) {
+		s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+		s.Spec.ExternalIPs = []string{"198.51.100.7"}
+	})
+	if _, err := s.sync(ports("n", sticky, testSlice("ns", "web", "x", 8080, ready("192.0.2.10", "192.0.2.11")...)), false); err != nil {
+		t.Fatal(err)
+	}
+	first, err := ask("10.43.200.1:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if got, err := ask("10.43.200.1:80"); err != nil || got != first {
+			t.Fatalf("with ClientIP affinity got %q (%v) after %q", got, err, first)
+		}
+	}
+	if got, err := ask("198.51.100.7:80"); err != nil || (got != "a" && got != "b") {
+		t.Errorf("externalIP: %q %v", got, err)
+	}
 	// No endpoints: REJECT (connection refused, not a timeout).
 	if _, err := s.sync(ports("n", svc, testSlice("ns", "web", "x", 8080)), false); err != nil {
 		t.Fatal(err)

@@ -40,9 +40,14 @@ func New(log *zap.Logger, client kubernetes.Interface, cfg Config) (*Proxier, er
 	if err != nil {
 		return nil, err
 	}
+	return newProxier(log, client, cfg, be, netlinkConntrack{})
+}
+
+// newProxier builds a proxier on a backend (cfg has its defaults).
+func newProxier(log *zap.Logger, client kubernetes.Interface, cfg Config, be backend, ct conntracker) (*Proxier, error) {
 	f := informers.NewSharedInformerFactory(client, 0)
 	p := &Proxier{cfg: cfg, log: log, factory: f, kick: make(chan struct{}, 1),
-		syncer: newSyncer(log, be, newGenerator(cfg, be.HasRandomFully()), netlinkConntrack{})}
+		syncer: newSyncer(log, be, newGenerator(cfg, be.HasRandomFully()), ct)}
 	p.services = f.Core().V1().Services().Lister()
 	p.slices = f.Discovery().V1().EndpointSlices().Lister()
 	h := cache.ResourceEventHandlerFuncs{

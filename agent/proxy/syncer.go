@@ -67,7 +67,7 @@ func (s *syncer) sync(ports []*servicePort, full bool) (syncStats, error) {
 	st := syncStats{Full: full, Written: p.written, Deleted: p.deleted, RulesWritten: p.rules, Took: time.Since(start)}
 	for table, chains := range s.have {
 		st.Chains += len(chains)
-		for _, c := range chains {
+		for c := range chains {
 			st.Rules += len(want[table][c])
 		}
 	}

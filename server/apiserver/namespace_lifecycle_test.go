@@ -83,8 +83,8 @@ func TestNamespaceLifecycle(t *testing.T) {
 	if _, err := s.createIfAbsent(ctx, findResource(s.cfg.Resources, "", "services"), svc, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := s.cfg.Store.Count(ctx, registry.ServiceIPsPrefix); n != 2 {
-		t.Fatalf("%d service IPs reserved, want 2", n)
+	if n, _ := s.cfg.Store.Count(ctx, registry.ServiceIPsPrefix); n != 3 { // kubernetes, kube-dns, web
+		t.Fatalf("%d service IPs reserved, want 3", n)
 	}
 
 	// Deleting the namespace, as the API's delete does: a deletionTimestamp.
@@ -111,8 +111,8 @@ func TestNamespaceLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	metaEventually(t, "namespace deleted", func() bool { return !metaExists(s, "", "namespaces", "", "doomed") })
-	if n, _ := s.cfg.Store.Count(ctx, registry.ServiceIPsPrefix); n != 1 {
-		t.Errorf("%d service IPs reserved after the namespace went, want 1 (kubernetes)", n)
+	if n, _ := s.cfg.Store.Count(ctx, registry.ServiceIPsPrefix); n != 2 {
+		t.Errorf("%d service IPs reserved after the namespace went, want 2 (kubernetes, kube-dns)", n)
 	}
 	if !metaExists(s, "", "configmaps", "default", "other") {
 		t.Error("object of another namespace deleted")

@@ -21,4 +21,5 @@
 //	statefulset ordered pods with stable names and per-pod claims, partitioned rolling updates
 //	resourcequota recounts ResourceQuota usage (the API server charges creates)
 //	endpoints  Endpoints and EndpointSlices of Services (and mirrors selector-less ones)
+//	servicelb  status.loadBalancer of LoadBalancer Services: the Ready nodes' addresses (k3s ServiceLB)
 package controllers

@@ -36,25 +36,40 @@ func parallelize(n, workers int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// filterNodes returns the nodes passing every filter, in snapshot order.
-func filterNodes(ps *podState, nodes []*NodeInfo, workers int) []*NodeInfo {
+// scratch holds per-Schedule buffers, pooled: at thousands of nodes they
+// are most of what a Schedule call allocates.
+type scratch struct {
+	feasible []*NodeInfo
+	parts    [][]*NodeInfo
+	total    []int64
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+// filterNodes returns the nodes passing every filter, in snapshot order,
+// in sc's buffer.
+func filterNodes(ps *podState, nodes []*NodeInfo, workers int, sc *scratch) []*NodeInfo {
 	if workers <= 1 {
-		return filterRange(ps, nodes)
+		sc.feasible = filterRange(ps, nodes, sc.feasible[:0])
+		return sc.feasible
 	}
-	parts := make([][]*NodeInfo, workers)
+	for len(sc.parts) < workers {
+		sc.parts = append(sc.parts, nil)
+	}
 	chunk := (len(nodes) + workers - 1) / workers
 	parallelize(len(nodes), workers, func(lo, hi int) {
-		parts[lo/chunk] = filterRange(ps, nodes[lo:hi])
+		i := lo / chunk
+		sc.parts[i] = filterRange(ps, nodes[lo:hi], sc.parts[i][:0])
 	})
-	var out []*NodeInfo
-	for _, p := range parts {
+	out := sc.feasible[:0]
+	for _, p := range sc.parts[:workers] {
 		out = append(out, p...)
 	}
+	sc.feasible = out
 	return out
 }
 
-func filterRange(ps *podState, nodes []*NodeInfo) []*NodeInfo {
-	out := make([]*NodeInfo, 0, len(nodes))
+func filterRange(ps *podState, nodes []*NodeInfo, out []*NodeInfo) []*NodeInfo {
 	buf := make([]string, 0, 8)
 	for _, ni := range nodes {
 		if len(runFilters(ps, ni, buf)) == 0 {

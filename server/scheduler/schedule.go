@@ -51,13 +51,15 @@ func Schedule(pod *corev1.Pod, snap *Snapshot, cfg Config) (Result, error) {
 	if msg := ps.prepare(snap); msg != "" {
 		return Result{}, &FitError{Pod: pod.Namespace + "/" + pod.Name, NumAllNodes: len(snap.Nodes), PreFilterMsg: msg}
 	}
-	feasible := filterNodes(ps, snap.Nodes, cfg.parallelism(len(snap.Nodes)))
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	feasible := filterNodes(ps, snap.Nodes, cfg.parallelism(len(snap.Nodes)), sc)
 	if len(feasible) == 0 {
 		return Result{}, newFitError(ps, snap)
 	}
 	res := Result{Node: feasible[0].Node.Name, Feasible: len(feasible), ClaimsToSelect: ps.volumes.claimsToSelect()}
 	if len(feasible) > 1 {
-		scores := scoreNodes(ps, snap, feasible, &cfg)
+		scores := scoreNodes(ps, snap, feasible, &cfg, sc)
 		res.Node = feasible[selectHost(scores, cfg.Rand)].Node.Name
 	}
 	return res, nil
@@ -75,12 +77,15 @@ func newFitError(ps *podState, snap *Snapshot) *FitError {
 }
 
 // scoreNodes returns the weighted total per feasible node.
-func scoreNodes(ps *podState, snap *Snapshot, nodes []*NodeInfo, cfg *Config) []int64 {
+func scoreNodes(ps *podState, snap *Snapshot, nodes []*NodeInfo, cfg *Config, sc *scratch) []int64 {
 	w := cfg.Weights
 	if w == (Weights{}) {
 		w = DefaultWeights()
 	}
-	total := make([]int64, len(nodes))
+	if cap(sc.total) < len(nodes) {
+		sc.total = make([]int64, len(nodes))
+	}
+	total := sc.total[:len(nodes)]
 	parallelize(len(nodes), cfg.parallelism(len(nodes)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			total[i] = w.NodeResourcesFit*resourceFitScore(cfg.Strategy, ps, nodes[i]) +

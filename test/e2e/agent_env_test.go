@@ -18,6 +18,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/orch/orch/agent/dns"
 	"github.com/orch/orch/agent/network"
 	"github.com/orch/orch/test/hostclean"
 	testimages "github.com/orch/orch/test/images"
@@ -181,8 +182,10 @@ func (e *agentEnv) cleanup() {
 			_ = os.Remove(p)
 		}
 	}
-	if l, err := netlink.LinkByName(e.bridge); err == nil {
-		_ = netlink.LinkDel(l)
+	for _, name := range []string{e.bridge, dns.LinkName(e.bridge)} {
+		if l, err := netlink.LinkByName(name); err == nil {
+			_ = netlink.LinkDel(l)
+		}
 	}
 	ipam := filepath.Join(e.dataDir, "cleanup-ipam")
 	_ = os.MkdirAll(ipam, 0o700)
@@ -193,6 +196,7 @@ func (e *agentEnv) cleanup() {
 		}
 		_ = m.Close()
 	}
+	hostclean.IPTablesChains(e.t.Logf, e.chainPfx) // proxy, netpol, host ports
 	for _, dir := range hostclean.CgroupDirs(e.cgroupRoot) {
 		if err := hostclean.RmdirTree(dir); err != nil {
 			e.t.Logf("cgroup cleanup: %v", err)

@@ -163,7 +163,7 @@ func testGet(t *testing.T, k *kc) {
 	contains(t, "get deploy,svc -l app=web", out, "deployment.apps/web")
 	out = k.ok(t, "get", "namespaces")
 	contains(t, "get namespaces", out, "default", "kube-system", ns, "Active")
-	_, errOut, _ := k.run(t, "get", "-n", ns, "pods")
+	_, errOut, _ := k.run(t, "get", "-n", ns, "pods", "-l", "app=none")
 	contains(t, "get pods (none)", errOut, "No resources found in "+ns+" namespace.")
 	out = k.ok(t, "get", "-A", "configmaps", "--field-selector", "metadata.name=app-config")
 	contains(t, "get -A --field-selector", out, "NAMESPACE", ns, "app-config")

@@ -126,6 +126,7 @@ func TestPending(t *testing.T) {
 		{"terminating", func(p *corev1.Pod) { p.DeletionTimestamp = &now }, false},
 		{"succeeded", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, false},
 		{"failed", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, false},
+		{"scheduling gated", func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "x"}} }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

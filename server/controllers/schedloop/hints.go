@@ -82,6 +82,13 @@ func (r *run) podHandlers() cache.ResourceEventHandlerFuncs {
 // bound or relabelled pod requeues pods waiting on pod affinity/spread.
 func (r *run) podChanged(old, pod *corev1.Pod) {
 	k := key(pod)
+	r.mu.Lock()
+	if pending(pod) && pod.Status.NominatedNodeName != "" {
+		r.nominatedKeys[k] = struct{}{}
+	} else {
+		delete(r.nominatedKeys, k)
+	}
+	r.mu.Unlock()
 	if !pending(pod) {
 		r.forget(k)
 		if pod.Spec.NodeName != "" && (old == nil || old.Spec.NodeName == "" || !reflect.DeepEqual(old.Labels, pod.Labels)) {

@@ -26,6 +26,27 @@ func (r *run) preempt(ctx context.Context, pod *corev1.Pod, pre *scheduler.Preem
 		r.recorder.Eventf(v, corev1.EventTypeNormal, EventPreempted, "Preempted by pod %s on node %s", pod.UID, pre.Node)
 		r.c.log.Info("preempted pod", zap.String("victim", key(v)), zap.String("preemptor", key(pod)), zap.String("node", pre.Node))
 	}
+	return r.clearLowerNominations(ctx, pod, pre.Node)
+}
+
+// clearLowerNominations drops the nomination of lower-priority pods for
+// node, as upstream does: the room made there is the preemptor's.
+func (r *run) clearLowerNominations(ctx context.Context, pod *corev1.Pod, node string) error {
+	pods, err := r.l.pods.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	prio := scheduler.PodPriority(pod)
+	for _, p := range pods {
+		if p.Status.NominatedNodeName != node || !pending(p) || key(p) == key(pod) || scheduler.PodPriority(p) >= prio {
+			continue
+		}
+		c := p.DeepCopy()
+		c.Status.NominatedNodeName = ""
+		if _, err := r.c.cfg.Client.CoreV1().Pods(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			r.c.log.Debug("clearing nominated node", zap.String("pod", key(p)), zap.Error(err))
+		}
+	}
 	return nil
 }
 

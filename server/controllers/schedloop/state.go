@@ -48,6 +48,7 @@ type run struct {
 	unschedulable map[string]hint        // waiting for one of these events
 	events        eventCounts            // events seen, for those in flight
 	written       map[string]string      // PodScheduled message (and nomination) last written
+	nominatedKeys map[string]struct{}    // pending pods with status.nominatedNodeName
 	dirty         map[string]bool        // nodes whose NodeInfo must be rebuilt
 	nodesChanged  bool
 
@@ -71,7 +72,8 @@ func (c *Controller) register(kc *kit.Context) (*run, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName}),
 		recorder: kc.Recorder(SchedulerName),
 		assumed:  map[string]*corev1.Pod{}, unschedulable: map[string]hint{}, written: map[string]string{}, dirty: map[string]bool{},
-		cache: nodeCache{infos: map[string]*scheduler.NodeInfo{}}, binding: make(chan struct{}, maxBindings),
+		nominatedKeys: map[string]struct{}{},
+		cache:         nodeCache{infos: map[string]*scheduler.NodeInfo{}}, binding: make(chan struct{}, maxBindings),
 		l: listers{pods: core.Pods().Lister(), nodes: core.Nodes().Lister(), namespaces: core.Namespaces().Lister(),
 			pvcs: core.PersistentVolumeClaims().Lister(), pvs: core.PersistentVolumes().Lister(),
 			classes: storage.StorageClasses().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
@@ -113,9 +115,10 @@ func (c *Controller) register(kc *kit.Context) (*run, error) {
 	return r, nil
 }
 
-// pending reports whether this loop should schedule pod.
+// pending reports whether this loop should schedule pod (scheduling
+// gates hold it back until they are removed, as upstream's SchedulingGates).
 func pending(pod *corev1.Pod) bool {
-	return pod.Spec.NodeName == "" &&
+	return pod.Spec.NodeName == "" && len(pod.Spec.SchedulingGates) == 0 &&
 		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == SchedulerName) &&
 		pod.DeletionTimestamp == nil &&
 		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
@@ -130,6 +133,7 @@ func (r *run) forget(k string) {
 	delete(r.assumed, k)
 	delete(r.unschedulable, k)
 	delete(r.written, k)
+	delete(r.nominatedKeys, k)
 }
 
 // snapshot builds a Snapshot for pod from the node cache plus the
@@ -142,11 +146,7 @@ func (r *run) snapshot(pod *corev1.Pod) (*scheduler.Snapshot, error) {
 		return nil, err
 	}
 	snap := scheduler.NewSnapshotFromInfos(infos)
-	pods, err := r.l.pods.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	extra := r.nominated(pod, pods)
+	extra := r.nominated(pod)
 	r.mu.Lock()
 	for k, ap := range r.assumed {
 		cur, err := r.l.pods.Pods(ap.Namespace).Get(ap.Name)
@@ -174,11 +174,19 @@ func (r *run) snapshot(pod *corev1.Pod) (*scheduler.Snapshot, error) {
 // nominated returns copies, placed on their nominated node, of the
 // pending pods other than pod that preemption made room for and that
 // pod must not take the room of (priority >= pod's).
-func (r *run) nominated(pod *corev1.Pod, pods []*corev1.Pod) []*corev1.Pod {
+func (r *run) nominated(pod *corev1.Pod) []*corev1.Pod {
+	r.mu.Lock()
+	keys := make([]string, 0, len(r.nominatedKeys))
+	for k := range r.nominatedKeys {
+		keys = append(keys, k)
+	}
+	r.mu.Unlock()
 	var out []*corev1.Pod
 	prio := scheduler.PodPriority(pod)
-	for _, p := range pods {
-		if p.Status.NominatedNodeName == "" || !pending(p) || key(p) == key(pod) || scheduler.PodPriority(p) < prio {
+	for _, k := range keys {
+		ns, name, _ := cache.SplitMetaNamespaceKey(k)
+		p, err := r.l.pods.Pods(ns).Get(name)
+		if err != nil || p.Status.NominatedNodeName == "" || !pending(p) || k == key(pod) || scheduler.PodPriority(p) < prio {
 			continue
 		}
 		c := p.DeepCopy()

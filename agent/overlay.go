@@ -25,3 +25,19 @@ func startOverlay(ctx context.Context, cfg Config, log *zap.Logger, client kuber
 	}
 	return o.Stop, nil
 }
+
+// podMTU is the MTU of pod interfaces: the underlay's minus the VXLAN
+// header with the vxlan backend (as flannel), the underlay's with host-gw.
+// 0 (the default route's link MTU) when the node has no overlay (a
+// loopback node IP) or the underlay cannot be found.
+func podMTU(cfg Config, ip net.IP, log *zap.Logger) int {
+	if ip.IsLoopback() {
+		return 0
+	}
+	mtu, err := overlay.PodMTU(cfg.NetworkBackend, ip)
+	if err != nil {
+		log.Warn("pod MTU: using the default route's", zap.Error(err))
+		return 0
+	}
+	return mtu
+}
