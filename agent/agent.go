@@ -288,7 +288,8 @@ func nodeConfig(ctx context.Context, cfg Config, ctrd *containerd.Client, ip net
 	}
 	return node.Config{Name: cfg.NodeName, Labels: labels, Taints: taints, InternalIP: ip, Capacity: capacity,
 		Allocatable: node.Allocatable(capacity, node.Reservation), KubeletPort: cfg.KubeletPort,
-		RuntimeVersion: "containerd://" + v.Version, KubeletVersion: version.Kubernetes().GitVersion}, nil
+		RuntimeVersion: "containerd://" + v.Version, KubeletVersion: version.Kubernetes().GitVersion,
+		Images: containerdImages(ctrd, cfg.ContainerdNS)}, nil
 }
 
 func setupHost(cfg Config, log *zap.Logger, podCIDR string, mtu int, alloc corev1.ResourceList) (*network.Manager, *cgroups.Manager, error) {

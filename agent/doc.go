@@ -14,12 +14,16 @@
 //  3. the Node (agent/node): registered with labels, taints, capacity,
 //     allocatable, addresses and nodeInfo; then spec.podCIDR, which the
 //     server assigns, is awaited; Lease and conditions are kept fresh;
-//  4. the host: pod bridge and masquerade rules (agent/network), QoS cgroup
-//     tiers (agent/cgroups);
+//  4. the host: pod bridge, masquerade and host-port rules (agent/network),
+//     routes to the other nodes' pod subnets (agent/overlay, VXLAN or
+//     host-gw), the Service proxy (agent/proxy, iptables), cluster DNS
+//     (agent/dns), NetworkPolicy (agent/netpol), QoS cgroup tiers
+//     (agent/cgroups), local-path volume data (agent/localpath); the Node's
+//     health (containerd, bridge, pressure) feeds its Ready condition;
 //  5. the pod loop (agent/kubelet) with volumes (agent/volumes), env
 //     (agent/envvars), probes (agent/prober) and hooks (agent/lifecycle);
 //  6. the kubelet API (agent/kubeletapi) on --kubelet-port with the node's
-//     serving certificate, for the API server's logs/exec/port-forward
+//     serving certificate, for the API server's logs/exec/attach/port-forward
 //     proxy (left off, with a warning, when the server issued no serving
 //     certificate).
 //

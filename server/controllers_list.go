@@ -20,6 +20,7 @@ import (
 	"github.com/orch/orch/server/controllers/pvbinder"
 	"github.com/orch/orch/server/controllers/replicaset"
 	"github.com/orch/orch/server/controllers/resourcequota"
+	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
@@ -40,6 +41,7 @@ type sharedController struct {
 // Add one line per controller.
 func sharedControllers() []sharedController {
 	return []sharedController{
+		{"scheduler", func(kc *kit.Context) (runner, error) { return schedloop.NewShared(kc) }},
 		{"replicaset", func(kc *kit.Context) (runner, error) { return replicaset.New(kc) }},
 		{"deployment", func(kc *kit.Context) (runner, error) { return deployment.New(kc) }},
 		{"pvbinder", func(kc *kit.Context) (runner, error) { return pvbinder.New(kc) }},

@@ -26,7 +26,6 @@ import (
 	"github.com/orch/orch/server/controllers/eventttl"
 	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/controllers/nodeipam"
-	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
 )
@@ -129,7 +128,6 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
 	loops := []controller{
 		{"node IPAM", ipam.Run},
-		{"scheduler", schedloop.RunFunc(schedloop.Config{Client: loopClient, Logger: log})},
 		{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
 		{"workload controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir}, log)

@@ -88,6 +88,7 @@ func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface
 		statusPeriod = time.Minute
 	}
 	var last []corev1.NodeCondition
+	var lastImages []corev1.ContainerImage
 	var lastPost time.Time
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -96,13 +97,15 @@ func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface
 			log.Warn("renewing node lease failed", zap.Error(err))
 		}
 		h := health(ctx)
-		if conds := Conditions(nil, h, metav1.Now()); !sameConditions(conds, last) || time.Since(lastPost) >= statusPeriod {
-			if err := postConditions(ctx, client, cfg.Name, h); err != nil {
+		imgs := listImages(ctx, cfg)
+		if conds := Conditions(nil, h, metav1.Now()); !sameConditions(conds, last) || !sameImages(imgs, lastImages) ||
+			time.Since(lastPost) >= statusPeriod {
+			if err := postConditions(ctx, client, cfg.Name, h, imgs); err != nil {
 				if ctx.Err() == nil {
 					log.Warn("updating node status failed", zap.Error(err))
 				}
 			} else {
-				last, lastPost = conds, time.Now()
+				last, lastImages, lastPost = conds, imgs, time.Now()
 			}
 		}
 		select {
@@ -113,13 +116,16 @@ func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface
 	}
 }
 
-func postConditions(ctx context.Context, client kubernetes.Interface, name string, h Health) error {
+func postConditions(ctx context.Context, client kubernetes.Interface, name string, h Health, imgs []corev1.ContainerImage) error {
 	n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	n = n.DeepCopy()
 	n.Status.Conditions = Conditions(n.Status.Conditions, h, metav1.Now())
+	if imgs != nil {
+		n.Status.Images = imgs
+	}
 	_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 	return err
 }

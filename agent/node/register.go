@@ -31,6 +31,9 @@ type Config struct {
 	OSReleasePath   string        // default /etc/os-release
 	HeartbeatPeriod time.Duration // Lease renewal; default 10s
 	StatusPeriod    time.Duration // status refresh; default 1m
+	// Images lists the node's images for status.images (ImageLocality);
+	// nil reports none.
+	Images func(ctx context.Context) []corev1.ContainerImage
 }
 
 // Build returns the Node object the agent registers.

@@ -15,10 +15,15 @@ var storageClassGVR = schema.GroupVersionResource{Group: "storage.k8s.io", Versi
 const isDefaultClass = "storageclass.kubernetes.io/is-default-class"
 
 // admitMutating runs the mutating admission plugins on create, in
-// upstream's order: DefaultStorageClass, then LimitRanger.
+// upstream's order: DefaultStorageClass, Priority, then LimitRanger.
 func (s *Server) admitMutating(ctx context.Context, rc *reqCtx, obj runtime.Object) error {
-	if pvc, ok := obj.(*corev1.PersistentVolumeClaim); ok {
-		if err := s.defaultStorageClass(ctx, pvc); err != nil {
+	switch o := obj.(type) {
+	case *corev1.PersistentVolumeClaim:
+		if err := s.defaultStorageClass(ctx, o); err != nil {
+			return err
+		}
+	case *corev1.Pod:
+		if err := s.admitPriority(ctx, rc, o); err != nil {
 			return err
 		}
 	}

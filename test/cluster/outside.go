@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // Outside is a client "outside the cluster": a network namespace of its own
@@ -66,12 +67,14 @@ func (o *Outside) Close() error {
 			return fmt.Errorf("ip netns delete %s: %w\n%s", o.Netns, err, out)
 		}
 	}
-	// Deleting the namespace destroys the pair; this catches a veth whose
-	// peer never reached it.
-	if err := exec.Command("ip", "link", "show", o.veth).Run(); err == nil {
-		if out, err := exec.Command("ip", "link", "delete", o.veth).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip link delete %s: %w\n%s", o.veth, err, out)
+	// Deleting the namespace destroys the pair (asynchronously); this also
+	// catches a veth whose peer never reached the namespace.
+	for range 50 {
+		if exec.Command("ip", "link", "show", o.veth).Run() != nil {
+			return nil
 		}
+		_ = exec.Command("ip", "link", "delete", o.veth).Run()
+		time.Sleep(100 * time.Millisecond)
 	}
-	return nil
+	return fmt.Errorf("the outside client's veth %s is still there", o.veth)
 }

@@ -11,15 +11,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestOversizedPodPending: on the real node, a pod asking for more cpu
-// than any node has stays Pending with kube-scheduler's message, a
-// FailedScheduling event, and `kubectl describe` shows both.
+// TestOversizedPodPending: on the real node (whose status lists its
+// images, for ImageLocality), a pod asking for more cpu than any node has
+// stays Pending with kube-scheduler's message, a FailedScheduling event,
+// and `kubectl describe` shows both.
 func TestOversizedPodPending(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
 	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
 		return err == nil && nodeReady(n), err
+	})
+	waitFor(t, 60*time.Second, "node status lists the imported images", func() (bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, img := range n.Status.Images {
+			for _, name := range img.Names {
+				if name == "docker.io/library/busybox:1.36" && img.SizeBytes > 0 {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
 	})
 	c := bbContainer("c", "sleep 3600")
 	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}

@@ -50,6 +50,7 @@ func svcReadiness(t *testing.T, e *svcEnv) {
 		ready, listed := eps[ip]
 		return !listed || !ready
 	}, func() string { return state })
+	t.Logf("web's EndpointSlice endpoints (address: ready) once web-flaky failed its probe: %s", state)
 	svcCheckNotReadyAddress(t, e, ip)
 	for i := range e.c.Nodes {
 		svcPoll(t, 30*time.Second, fmt.Sprintf("node %d's proxy to drop the DNAT to %s", i+1, ip), func() bool {

@@ -55,6 +55,12 @@ func svcDeleteService(t *testing.T, e *svcEnv) {
 			return len(left) == 0
 		}, func() string { return strings.Join(left, "\n") })
 	}
+	url := "http://" + e.webSvc.Spec.ClusterIP + "/"
+	for _, cl := range e.clients {
+		if got := svcReach(t, e, cl, []string{url}); len(got) > 0 {
+			t.Errorf("%s still reaches the deleted Service at %s", cl, url)
+		}
+	}
 }
 
 // svcServiceChains lists the per-service chains on the rules carrying tag.

@@ -49,6 +49,7 @@ func svcSuite(t *testing.T, backend string) {
 	t.Run("ServiceName", func(t *testing.T) { svcServiceName(t, e) })
 	t.Run("NodePortFromOutside", func(t *testing.T) { svcNodePort(t, e) })
 	t.Run("LoadBalancerFromOutside", func(t *testing.T) { svcLoadBalancer(t, e) })
+	t.Run("ExternalIPFromOutside", func(t *testing.T) { svcExternalIP(t, e) })
 	t.Run("ReadinessLeavesEndpoints", func(t *testing.T) { svcReadiness(t, e) })
 	t.Run("HeadlessStatefulSet", func(t *testing.T) { svcHeadless(t, e) })
 	t.Run("NetworkPolicy", func(t *testing.T) { svcNetworkPolicy(t, e) })
@@ -179,7 +180,21 @@ func svcCreateServices(t *testing.T, e *svcEnv) {
 // request is answered, each client sees at least 2 backends and together
 // they see all 3 (on 3 nodes).
 func svcClusterIP(t *testing.T, e *svcEnv) {
-	svcSpread(t, e, "http://"+e.webSvc.Spec.ClusterIP+"/")
+	url := "http://" + e.webSvc.Spec.ClusterIP + "/"
+	svcSpread(t, e, url)
+	// Hairpin: a backend reaching its own Service sometimes lands on
+	// itself (the proxy masquerades that, the bridge sends it back).
+	var self string
+	for name := range e.web {
+		self = name
+		break
+	}
+	var seen map[string]int
+	svcPoll(t, 30*time.Second, self+" reaching itself through the ClusterIP", func() bool {
+		seen = svcFetchN(t, e, self, url, 15)
+		return seen[self] > 0
+	}, func() string { return fmt.Sprint(seen) })
+	t.Logf("%s (a backend) -> %s: %v", self, url, seen)
 }
 
 // svcServiceName: the same through cluster DNS, by the full name and by
@@ -315,6 +330,23 @@ func svcLoadBalancer(t *testing.T, e *svcEnv) {
 		urls = append(urls, fmt.Sprintf("http://%s:8088/", ip))
 	}
 	svcOutsideSpread(t, e, urls)
+}
+
+// svcExternalIP: a Service with an externalIP answers there from outside
+// once the outside client routes that address to a node (as a LAN router
+// would).
+func svcExternalIP(t *testing.T, e *svcEnv) {
+	const extIP = "192.0.2.77"
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web-ext", Namespace: svcNS},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, ExternalIPs: []string{extIP},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 8090, TargetPort: intstr.FromInt32(8080)}}}}
+	if _, err := e.c.Client.CoreV1().Services(svcNS).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Service web-ext with externalIPs: %v", err)
+	}
+	if out, err := e.out.Run("ip", "route", "replace", extIP+"/32", "via", e.c.Nodes[1].IP); err != nil {
+		t.Fatalf("routing %s to node 2 in the outside client: %v\n%s", extIP, err, out)
+	}
+	svcOutsideSpread(t, e, []string{"http://" + extIP + ":8090/"})
 }
 
 // svcPoll polls cond every 300ms until it holds or timeout passes (then
