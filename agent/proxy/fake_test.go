@@ -14,7 +14,8 @@ type fakeBackend struct {
 	jumps    []jump
 	restores [][]byte
 	failNext bool
-	ensured  int // EnsureJump calls
+	ensured  int  // EnsureJump calls
+	nft      bool // takes cache hints ("-S" lines)
 }
 
 var _ backend = (*fakeBackend)(nil)
@@ -45,6 +46,7 @@ func (f *fakeBackend) Restore(input []byte) error {
 		case strings.HasPrefix(l, "*"):
 			table = l[1:]
 		case l == "COMMIT":
+		case l == "-S" && f.nft: // the cache hint: a listing, no change
 		case strings.HasPrefix(l, ":"):
 			next[table][strings.Fields(l[1:])[0]] = []string{}
 		case strings.HasPrefix(l, "-A "):
@@ -128,6 +130,8 @@ func (f *fakeBackend) DeleteJump(j jump) error {
 }
 
 func (f *fakeBackend) HasRandomFully() bool { return true }
+
+func (f *fakeBackend) NFT() bool { return f.nft }
 
 // fakeConntrack records deletions.
 type fakeConntrack struct{ calls []string }

@@ -13,6 +13,7 @@ type fragment struct {
 	chains  map[string][]string            // per-service nat chains
 	entries map[string]map[string][]string // table -> fixed chain -> lines
 	rules   int
+	large   bool // rendered in large cluster mode
 }
 
 func portKey(sp *servicePort) string { return sp.name + "/" + sp.proto }
@@ -21,7 +22,8 @@ func portKey(sp *servicePort) string { return sp.name + "/" + sp.proto }
 func (g *generator) fragment(sp *servicePort) *fragment {
 	r := ruleset{tableNAT: {}, tableFilter: {}}
 	g.servicePort(r, sp)
-	f := &fragment{chains: map[string][]string{}, entries: map[string]map[string][]string{tableNAT: {}, tableFilter: {}}}
+	f := &fragment{chains: map[string][]string{}, entries: map[string]map[string][]string{tableNAT: {}, tableFilter: {}},
+		large: g.large}
 	fixedNAT := g.n.fixedNAT()
 	for table, chains := range r {
 		for c, lines := range chains {

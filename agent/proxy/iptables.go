@@ -22,6 +22,9 @@ type backend interface {
 	// DeleteJump removes every copy of r from table/chain.
 	DeleteJump(j jump) error
 	HasRandomFully() bool
+	// NFT reports whether iptables is the nf_tables variant, whose
+	// restore takes the chain-cache hint (see cacheHint).
+	NFT() bool
 }
 
 // jump is a rule in a built-in chain leading to one of the proxy's chains.
@@ -34,6 +37,7 @@ type jump struct {
 type host struct {
 	cmd string // iptables, iptables-nft or iptables-legacy (or a path)
 	ipt *iptables.IPTables
+	nft bool
 }
 
 var _ backend = (*host)(nil)
@@ -43,7 +47,11 @@ func newHost(cmd string) (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iptables (%s): %w", cmd, err)
 	}
-	return &host{cmd: cmd, ipt: ipt}, nil
+	out, err := exec.Command(mustLook(cmd), "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %w", cmd, err)
+	}
+	return &host{cmd: cmd, ipt: ipt, nft: bytes.Contains(out, []byte("nf_tables"))}, nil
 }
 
 func mustLook(cmd string) string {
@@ -59,9 +67,10 @@ var ErrRestore = errors.New("iptables-restore failed")
 func (h *host) Restore(input []byte) error {
 	c := exec.Command(h.cmd+"-restore", "-w", "5", "--noflush")
 	c.Stdin = bytes.NewReader(input)
-	out, err := c.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v: %s", ErrRestore, c.Path, err, strings.TrimSpace(string(out)))
+	var stderr bytes.Buffer
+	c.Stderr = &stderr // stdout (a cache hint's listing) is dropped
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%w: %s: %v: %s", ErrRestore, c.Path, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }
@@ -74,17 +83,19 @@ func (h *host) Save(table string) ([]byte, error) {
 	return out, nil
 }
 
-// saved is what the proxy reads from save output: the chains, and the
-// rules of the built-in chains (where its jumps are).
+// saved is what the proxy reads from save output: the chains, the rules
+// of the built-in chains (where its jumps are) and each chain's number of
+// rules.
 type saved struct {
 	chains  []string
 	builtin map[string]bool // "-A PREROUTING ..." lines
+	rules   map[string]int
 }
 
 var builtinChains = []string{"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"}
 
 func parseSave(out []byte) saved {
-	s := saved{builtin: map[string]bool{}}
+	s := saved{builtin: map[string]bool{}, rules: map[string]int{}}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
@@ -94,6 +105,11 @@ func parseSave(out []byte) saved {
 				s.chains = append(s.chains, name[:i])
 			}
 			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "-A "); ok {
+			if i := strings.IndexByte(rest, ' '); i > 0 {
+				s.rules[rest[:i]]++
+			}
 		}
 		for _, b := range builtinChains {
 			if strings.HasPrefix(line, "-A "+b+" ") {
@@ -138,3 +154,5 @@ func (h *host) DeleteJump(j jump) error {
 }
 
 func (h *host) HasRandomFully() bool { return h.ipt.HasRandomFully() }
+
+func (h *host) NFT() bool { return h.nft }

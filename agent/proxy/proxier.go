@@ -159,7 +159,7 @@ func (p *Proxier) syncOnce(full bool) error {
 	}
 	log("synced service rules", zap.Bool("full", st.Full), zap.Int("servicePorts", len(ports)),
 		zap.Int("rules", st.Rules), zap.Int("chainsWritten", st.Written), zap.Int("chainsDeleted", st.Deleted),
-		zap.Duration("took", st.Took))
+		zap.Strings("cacheHint", st.Hinted), zap.Duration("took", st.Took))
 	return nil
 }
 

@@ -65,6 +65,23 @@ type generator struct {
 	clusterCIDR string
 	mark        string // "0x4000"
 	randomFully bool
+	// large is kube-proxy's largeClusterMode: above largeClusterEndpoints
+	// endpoints, the per-endpoint rules (endpoint jumps and SEP chains)
+	// carry no comment, making the ruleset much smaller (about 40% at
+	// 1,000 services x 10) and faster to load.
+	large bool
+}
+
+// largeClusterEndpoints is kube-proxy's largeClusterEndpointsThreshold.
+const largeClusterEndpoints = 1000
+
+// endpointComment is the comment of a per-endpoint rule: none in large
+// cluster mode (kube-proxy's appendServiceCommentLocked).
+func (g *generator) endpointComment(s string) []string {
+	if g.large {
+		return nil
+	}
+	return []string{comment(s)}
 }
 
 func newGenerator(cfg Config, randomFully bool) *generator {

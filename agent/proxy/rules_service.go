@@ -152,18 +152,17 @@ func (g *generator) endpointJumps(r ruleset, sp *servicePort, chain string, eps 
 	if sp.affinity > 0 {
 		for _, e := range eps {
 			sep := g.n.endpointChain(sp.name, sp.proto, e.String())
-			r.add(tableNAT, chain, comment(sp.name+" -> "+e.String()), "-m recent --name", sep,
-				"--rcheck --seconds", fmt.Sprint(sp.affinity), "--reap -j", sep)
+			r.add(tableNAT, chain, append(g.endpointComment(sp.name+" -> "+e.String()), "-m recent --name", sep,
+				"--rcheck --seconds", fmt.Sprint(sp.affinity), "--reap -j", sep)...)
 		}
 	}
 	for i, e := range eps {
 		sep := g.n.endpointChain(sp.name, sp.proto, e.String())
+		args := g.endpointComment(sp.name + " -> " + e.String())
 		if i < len(eps)-1 {
-			r.add(tableNAT, chain, comment(sp.name+" -> "+e.String()),
-				"-m statistic --mode random --probability", probability(len(eps)-i), "-j", sep)
-		} else {
-			r.add(tableNAT, chain, comment(sp.name+" -> "+e.String()), "-j", sep)
+			args = append(args, "-m statistic --mode random --probability", probability(len(eps)-i))
 		}
+		r.add(tableNAT, chain, append(args, "-j", sep)...)
 	}
 }
 
@@ -176,8 +175,8 @@ func (g *generator) endpointChains(r ruleset, sp *servicePort, p portPlan) {
 				continue
 			}
 			r.ensure(tableNAT, sep)
-			r.add(tableNAT, sep, comment(sp.name), "-s", e.ip, "-j", g.n.MarkMasq)
-			dnat := []string{comment(sp.name)}
+			r.add(tableNAT, sep, append(g.endpointComment(sp.name), "-s", e.ip, "-j", g.n.MarkMasq)...)
+			dnat := g.endpointComment(sp.name)
 			if sp.affinity > 0 {
 				dnat = append(dnat, "-m recent --name", sep, "--set")
 			}

@@ -20,8 +20,8 @@ func NewApp(ctx context.Context) *ucli.App {
 		Usage:   "a small Kubernetes-compatible cluster in one binary",
 		Version: version.Version,
 		Commands: []*ucli.Command{
-			serverCommand(ctx),
-			agentCommand(ctx),
+			withMemtune(ctx, serverCommand(ctx)),
+			withMemtune(ctx, agentCommand(ctx)),
 			versionCommand(),
 		},
 		HideVersion: true,

@@ -6,15 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 // fakeClock is a settable clock.
@@ -28,28 +26,7 @@ func (f *fakeClock) set(t time.Time) { f.mu.Lock(); f.t = t; f.mu.Unlock() }
 
 func start(t *testing.T, clock *fakeClock) (kubernetes.Interface, *Controller) {
 	t.Helper()
-	api, rc := apiservertest.Start(t)
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kc := kit.New(client, zaptest.NewLogger(t), kit.Options{})
-	c, err := New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.now = clock.now
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; kc.Shutdown() })
-	return client, c
+	return kittest.Run(t, New, kittest.Before(func(c *Controller) { c.now = clock.now }))
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {

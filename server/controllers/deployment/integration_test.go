@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 	"github.com/orch/orch/server/controllers/replicaset"
 )
 
@@ -32,35 +30,14 @@ type testEnv struct {
 }
 
 func startEnv(t *testing.T) *testEnv {
-	_, rc := apiservertest.Start(t)
-	rc.QPS, rc.Burst = 1000, 1000
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	_, _ = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
-	kc := kit.New(client, zaptest.NewLogger(t), kit.Options{})
-	rsc, err := replicaset.New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := New(kc)
+	client, _ := kittest.Run(t, New, kittest.QPS(1000), kittest.Also(replicaset.New))
+	e := &testEnv{t: t, client: client, ctx: t.Context()}
+	w, err := client.CoreV1().Pods("default").Watch(e.ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait(); kc.Shutdown() })
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wg.Go(func() { _ = rsc.Run(ctx) })
-	wg.Go(func() { _ = dc.Run(ctx) })
-	e := &testEnv{t: t, client: client, ctx: ctx}
-	w, err := client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(wg.Wait) // t.Context() ends before cleanups run: the kubelet stops
 	wg.Go(func() { e.kubelet(w) })
 	return e
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,37 +12,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 // TestEvictionHonoursBudget runs the controller against the real API
 // server: with minAvailable 1 and two ready pods, the first eviction
 // passes and the second is refused with 429 until a pod is ready again.
 func TestEvictionHonoursBudget(t *testing.T) {
-	api, rc := apiservertest.Start(t)
-	cs := kubernetes.NewForConfigOrDie(rc)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kc := kit.New(cs, zaptest.NewLogger(t), kit.Options{})
-	c, err := New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = c.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; kc.Shutdown() })
+	cs, _ := kittest.Run(t, New)
+	ctx := t.Context()
 
 	for _, n := range []string{"p1", "p2"} {
 		makeReadyPod(t, ctx, cs, n)
 	}
 	one := intstr.FromInt32(1)
-	_, err = cs.PolicyV1().PodDisruptionBudgets("default").Create(ctx, &policyv1.PodDisruptionBudget{
+	_, err := cs.PolicyV1().PodDisruptionBudgets("default").Create(ctx, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}, metav1.CreateOptions{})

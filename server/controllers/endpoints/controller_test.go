@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,32 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 func start(t *testing.T) (context.Context, kubernetes.Interface) {
-	api, rc := apiservertest.Start(t)
-	cs := kubernetes.NewForConfigOrDie(rc)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kc := kit.New(cs, zaptest.NewLogger(t), kit.Options{})
-	ec, err := New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := NewSlices(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = kc.Start(ctx)
-	done := make(chan struct{}, 2)
-	go func() { _ = ec.Run(ctx); done <- struct{}{} }()
-	go func() { _ = sc.Run(ctx); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done; kc.Shutdown() })
-	return ctx, cs
+	cs, _ := kittest.Run(t, NewSlices, kittest.Also(New))
+	return t.Context(), cs
 }
 
 func webPod(t *testing.T, ctx context.Context, cs kubernetes.Interface, name, ip string, ready bool) {

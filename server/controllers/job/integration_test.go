@@ -6,41 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 // startController runs the Job controller against a real in-process API server.
 func startController(t *testing.T, base time.Duration) kubernetes.Interface {
 	t.Helper()
-	api, rc := apiservertest.Start(t)
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kc := kit.New(client, zaptest.NewLogger(t), kit.Options{})
-	c, err := New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.backoffBase = base
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; kc.Shutdown() })
+	client, _ := kittest.Run(t, New, kittest.Before(func(c *Controller) { c.backoffBase = base }))
 	return client
 }
 

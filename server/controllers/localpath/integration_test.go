@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,8 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	agentlp "github.com/orch/orch/agent/localpath"
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 	"github.com/orch/orch/server/controllers/localpath"
 	"github.com/orch/orch/server/controllers/pvbinder"
 )
@@ -25,32 +23,7 @@ import (
 // start runs pvbinder and localpath on a real in-process API server.
 func start(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	api, rc := apiservertest.Start(t)
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	kc := kit.New(client, zaptest.NewLogger(t), kit.Options{})
-	b, err := pvbinder.New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp, err := localpath.New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{}, 2)
-	go func() { _ = b.Run(ctx); done <- struct{}{} }()
-	go func() { _ = lp.Run(ctx); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done; kc.Shutdown() })
+	client, _ := kittest.Run(t, localpath.New, kittest.Also(pvbinder.New))
 	return client
 }
 

@@ -2,47 +2,28 @@ package replicaset
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 // startReal runs the controller against the real API server (memory
 // store); setup runs before the cache starts, so the cache holds what it made.
 func startReal(t *testing.T, setup func(context.Context, kubernetes.Interface)) (kubernetes.Interface, context.Context) {
-	_, rc := apiservertest.Start(t)
-	rc.QPS, rc.Burst = 1000, 1000
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	setup(ctx, client)
-	kc := kit.New(client, zaptest.NewLogger(t), kit.Options{})
-	c, err := New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait(); kc.Shutdown() })
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wg.Go(func() { _ = c.Run(ctx) })
-	return client, ctx
+	client, _ := kittest.Run(t, New, kittest.QPS(1000), kittest.Setup(func(ctx context.Context, client kubernetes.Interface) {
+		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		setup(ctx, client)
+	}))
+	return client, t.Context()
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {

@@ -6,36 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 func start(t *testing.T) (context.Context, kubernetes.Interface) {
-	api, rc := apiservertest.Start(t)
-	cs := kubernetes.NewForConfigOrDie(rc)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kc := kit.New(cs, zaptest.NewLogger(t), kit.Options{})
-	c, err := New(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = c.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; kc.Shutdown() })
-	return ctx, cs
+	cs, _ := kittest.Run(t, New)
+	return t.Context(), cs
 }
 
 func cpuPod(name, cpu string) *corev1.Pod {

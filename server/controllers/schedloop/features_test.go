@@ -15,8 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/orch/orch/server/apiserver/apiservertest"
-	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 	"github.com/orch/orch/server/scheduler"
 )
 
@@ -24,29 +23,7 @@ import (
 // kit.Context, as the server runs it.
 func startShared(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	api, rc := apiservertest.Start(t)
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := api.Bootstrap(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	kc := kit.New(client, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), kit.Options{})
-	c, err := NewShared(kc)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if err := kc.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; kc.Shutdown() })
+	client, _ := kittest.Run(t, NewShared, kittest.Logger(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))))
 	return client
 }
 

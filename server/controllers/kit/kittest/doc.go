@@ -1,0 +1,6 @@
+// Package kittest runs leader-only controllers in tests the way the server
+// does: over a real in-process API server (apiservertest, memory
+// datastore), one kit.Context whose shared informers start once every
+// controller is built, each controller's Run in its own goroutine, and a
+// cleanup that stops them, waits for them and shuts the Context down.
+package kittest
