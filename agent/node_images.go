@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"sync"
+	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
@@ -17,7 +18,9 @@ func containerdImages(ctrd *containerd.Client, ns string) func(ctx context.Conte
 	var mu sync.Mutex
 	sizes := map[string]int64{}
 	return func(ctx context.Context) []corev1.ContainerImage {
-		ctx = namespaces.WithNamespace(ctx, ns)
+		// A frozen containerd must not hold up the heartbeat.
+		ctx, cancel := context.WithTimeout(namespaces.WithNamespace(ctx, ns), 5*time.Second)
+		defer cancel()
 		list, err := ctrd.ImageService().List(ctx)
 		if err != nil {
 			return nil

@@ -26,6 +26,10 @@ type Config struct {
 	ClusterDNS           string
 	ClusterDomain        string
 	DisableAgent         bool
+	// DisableScheduler and DisableControllerManager leave those loops to
+	// someone else (k3s's flags of the same names).
+	DisableScheduler         bool
+	DisableControllerManager bool
 	// Settings of the server's own agent (as `orch agent` flags).
 	NodeName                 string
 	NodeLabels               []string

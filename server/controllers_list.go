@@ -64,7 +64,7 @@ func sharedControllers() []sharedController {
 
 // runShared builds every shared controller on one kit.Context, starts the
 // cache and runs them until ctx (the leadership) ends.
-func runShared(ctx context.Context, client kubernetes.Interface, opts kit.Options, log *zap.Logger) error {
+func runShared(ctx context.Context, client kubernetes.Interface, list []sharedController, opts kit.Options, log *zap.Logger) error {
 	kc := kit.New(client, log, opts)
 	defer kc.Shutdown()
 	type built struct {
@@ -72,7 +72,7 @@ func runShared(ctx context.Context, client kubernetes.Interface, opts kit.Option
 		r    runner
 	}
 	var all []built
-	for _, sc := range sharedControllers() {
+	for _, sc := range list {
 		r, err := sc.build(kc)
 		if err != nil {
 			log.Error("building controller", zap.String("controller", sc.name), zap.Error(err))
@@ -95,4 +95,18 @@ func runShared(ctx context.Context, client kubernetes.Interface, opts kit.Option
 	}
 	wg.Wait()
 	return nil
+}
+
+// selectShared drops the scheduler and/or every other controller
+// (--disable-scheduler, --disable-controller-manager).
+func selectShared(all []sharedController, noScheduler, noControllers bool) []sharedController {
+	var out []sharedController
+	for _, sc := range all {
+		isScheduler := sc.name == "scheduler"
+		if (isScheduler && noScheduler) || (!isScheduler && noControllers) {
+			continue
+		}
+		out = append(out, sc)
+	}
+	return out
 }

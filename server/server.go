@@ -126,12 +126,15 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 		return nil, nil, err
 	}
 	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
-	loops := []controller{
-		{"node IPAM", ipam.Run},
-		{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
-		{"workload controllers", func(ctx context.Context) error {
-			return runShared(ctx, loopClient, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir}, log)
-		}},
+	loops := []controller{{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }}}
+	if !cfg.DisableControllerManager {
+		loops = append(loops, controller{"node IPAM", ipam.Run})
+	}
+	shared := selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager)
+	if len(shared) > 0 {
+		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
+			return runShared(ctx, loopClient, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir}, log)
+		}})
 	}
 	podGraph, stopGraph := auth.StartPodGraph(loopClient)
 	nodeGraph.Set(podGraph)

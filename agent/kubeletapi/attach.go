@@ -16,40 +16,13 @@ import (
 // are connected to the running container's stdio (runtime.Attach) over the
 // same protocols as exec; the status says how the attach ended.
 func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request) {
-	opts, err := parseExecOptions(r)
-	if err != nil {
-		writeErr(w, badRequest(err.Error()))
-		return
-	}
-	_, id, err := s.container(r)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	st, ok := s.openStreams(w, r, opts)
-	if !ok {
-		return
-	}
-	defer st.conn.Close()
-	s.runAttach(r.Context(), id, opts, st)
+	s.serveSession(w, r, nil, s.runAttach)
 }
 
 func (s *Server) runAttach(ctx context.Context, id string, opts execOptions, st *streams) {
 	ctx, cancel := sessionContext(ctx, st)
 	defer cancel()
-	req := runtime.AttachRequest{TTY: opts.tty}
-	if opts.tty {
-		req.Resize = st.sizes
-	}
-	if opts.stdin && st.stdin != nil {
-		req.Stdin = st.stdin
-	}
-	if opts.stdout && st.stdout != nil {
-		req.Stdout = st.stdout
-	}
-	if opts.stderr && st.stderr != nil {
-		req.Stderr = st.stderr
-	}
+	req := st.request(opts)
 	status := metav1.Status{Status: metav1.StatusSuccess}
 	if err := s.cfg.Runtime.Attach(ctx, id, req); err != nil {
 		s.log.Debug("attach failed", zap.String("container", id), zap.Error(err))

@@ -63,15 +63,33 @@ type streams struct {
 
 // serveExec answers /exec/{ns}/{pod}/{container}?command=...
 func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
+	cmd := r.URL.Query()["command"]
+	check := func() error {
+		if len(cmd) == 0 {
+			return badRequest("you must specify at least one command for the container")
+		}
+		return nil
+	}
+	s.serveSession(w, r, check, func(ctx context.Context, id string, opts execOptions, st *streams) {
+		s.runExec(ctx, id, cmd, opts, st)
+	})
+}
+
+// serveSession is what exec and attach share: parse the options, run check
+// (if any), find the container, open the client's streams and run the
+// session on them.
+func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, check func() error,
+	run func(context.Context, string, execOptions, *streams)) {
 	opts, err := parseExecOptions(r)
 	if err != nil {
 		writeErr(w, badRequest(err.Error()))
 		return
 	}
-	cmd := r.URL.Query()["command"]
-	if len(cmd) == 0 {
-		writeErr(w, badRequest("you must specify at least one command for the container"))
-		return
+	if check != nil {
+		if err := check(); err != nil {
+			writeErr(w, err)
+			return
+		}
 	}
 	_, id, err := s.container(r)
 	if err != nil {
@@ -83,7 +101,7 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.conn.Close()
-	s.runExec(r.Context(), id, cmd, opts, st)
+	run(r.Context(), id, opts, st)
 }
 
 func (s *Server) openStreams(w http.ResponseWriter, r *http.Request, opts execOptions) (*streams, bool) {
@@ -91,6 +109,25 @@ func (s *Server) openStreams(w http.ResponseWriter, r *http.Request, opts execOp
 		return s.openWebSocketStreams(w, r, opts)
 	}
 	return s.openSPDYStreams(w, r, opts)
+}
+
+// request is what the client asked for of st: the streams it opted into
+// (those it has), the TTY and, with one, its sizes.
+func (st *streams) request(opts execOptions) runtime.AttachRequest {
+	req := runtime.AttachRequest{TTY: opts.tty}
+	if opts.tty {
+		req.Resize = st.sizes
+	}
+	if opts.stdin && st.stdin != nil {
+		req.Stdin = st.stdin
+	}
+	if opts.stdout && st.stdout != nil {
+		req.Stdout = st.stdout
+	}
+	if opts.stderr && st.stderr != nil {
+		req.Stderr = st.stderr
+	}
+	return req
 }
 
 // sessionContext ends when ctx does or the client's connection closes.
@@ -111,19 +148,8 @@ func sessionContext(ctx context.Context, st *streams) (context.Context, context.
 func (s *Server) runExec(ctx context.Context, id string, cmd []string, opts execOptions, st *streams) {
 	ctx, cancel := sessionContext(ctx, st)
 	defer cancel()
-	req := runtime.ExecRequest{Cmd: cmd, TTY: opts.tty}
-	if opts.tty {
-		req.Resize = st.sizes
-	}
-	if opts.stdin && st.stdin != nil {
-		req.Stdin = st.stdin
-	}
-	if opts.stdout && st.stdout != nil {
-		req.Stdout = st.stdout
-	}
-	if opts.stderr && st.stderr != nil {
-		req.Stderr = st.stderr
-	}
+	a := st.request(opts)
+	req := runtime.ExecRequest{Cmd: cmd, Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, TTY: a.TTY, Resize: a.Resize}
 	code, err := s.cfg.Runtime.Exec(ctx, id, req)
 	var status metav1.Status
 	switch {

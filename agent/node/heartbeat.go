@@ -98,6 +98,9 @@ func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface
 		}
 		h := health(ctx)
 		imgs := listImages(ctx, cfg)
+		if imgs == nil {
+			imgs = lastImages
+		}
 		if conds := Conditions(nil, h, metav1.Now()); !sameConditions(conds, last) || !sameImages(imgs, lastImages) ||
 			time.Since(lastPost) >= statusPeriod {
 			if err := postConditions(ctx, client, cfg.Name, h, imgs); err != nil {

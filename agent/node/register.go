@@ -32,7 +32,7 @@ type Config struct {
 	HeartbeatPeriod time.Duration // Lease renewal; default 10s
 	StatusPeriod    time.Duration // status refresh; default 1m
 	// Images lists the node's images for status.images (ImageLocality);
-	// nil reports none.
+	// nil (an error) keeps what was last reported.
 	Images func(ctx context.Context) []corev1.ContainerImage
 }
 

@@ -30,7 +30,7 @@ func scalePorts(n, eps, shift int) []*servicePort {
 	return out
 }
 
-func benchSyncer(b *testing.B, cmd string) (*syncer, *host) {
+func benchSyncer(b testing.TB, cmd string) (*syncer, *host) {
 	be, err := newHost(cmd)
 	if err != nil {
 		b.Fatal(err)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"golang.org/x/sys/unix"
 )
 
 // TestRealUDPConntrackFlush: a UDP flow to a ClusterIP is DNATed to an

@@ -16,6 +16,7 @@ type fakeBackend struct {
 	failNext bool
 	ensured  int  // EnsureJump calls
 	nft      bool // takes cache hints ("-S" lines)
+	noList   bool // but rejects them (an iptables without -S in restores)
 }
 
 var _ backend = (*fakeBackend)(nil)
@@ -39,6 +40,7 @@ func (f *fakeBackend) Restore(input []byte) error {
 		}
 	}
 	var table string
+	jumps := slices.Clone(f.jumps)
 	sc := bufio.NewScanner(bytes.NewReader(input))
 	for sc.Scan() {
 		l := sc.Text()
@@ -46,7 +48,7 @@ func (f *fakeBackend) Restore(input []byte) error {
 		case strings.HasPrefix(l, "*"):
 			table = l[1:]
 		case l == "COMMIT":
-		case l == "-S" && f.nft: // the cache hint: a listing, no change
+		case l == "-S" && f.nft && !f.noList: // the cache hint: a listing, no change
 		case strings.HasPrefix(l, ":"):
 			next[table][strings.Fields(l[1:])[0]] = []string{}
 		case strings.HasPrefix(l, "-A "):
@@ -55,6 +57,8 @@ func (f *fakeBackend) Restore(input []byte) error {
 				return fmt.Errorf("%w: no chain %s", ErrRestore, c)
 			}
 			next[table][c] = append(next[table][c], l)
+		case strings.HasPrefix(l, "-I "):
+			jumps = append([]jump{parseJump(table, l)}, jumps...)
 		case strings.HasPrefix(l, "-X "):
 			c := strings.TrimPrefix(l, "-X ")
 			if rs, ok := next[table][c]; !ok || len(rs) > 0 {
@@ -77,7 +81,7 @@ func (f *fakeBackend) Restore(input []byte) error {
 			}
 		}
 	}
-	f.tables = next
+	f.tables, f.jumps = next, jumps
 	return nil
 }
 
@@ -139,4 +143,25 @@ type fakeConntrack struct{ calls []string }
 func (c *fakeConntrack) DeleteUDP(dst string, dport int32, src string) error {
 	c.calls = append(c.calls, fmt.Sprintf("%s:%d<-%s", dst, dport, src))
 	return nil
+}
+
+// parseJump reads "-I FROM 1 args..." (args quoted as iptables-save does).
+func parseJump(table, line string) jump {
+	var args []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range line + " " {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case r == ' ' && !quoted:
+			if cur.Len() > 0 {
+				args = append(args, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	return jump{table: table, from: args[1], rule: args[3:]}
 }

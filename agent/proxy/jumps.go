@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // jumps are the rules in built-in chains that lead to the proxy's chains,
@@ -53,6 +55,85 @@ func missingJumps(n chainNames, present map[string]map[string]bool) []jump {
 		}
 	}
 	return out
+}
+
+// installJumps puts the missing jumps back, creating the fixed chains
+// they lead to that a (the owned chains found) lacks. Jumps whose built-in
+// chain has no rule leading to their target (a fresh node) are inserted
+// by one restore that also creates the chains; the others (a rule leads
+// there but does not read as expected) are left to go-iptables, whose
+// check compares rules as iptables does, so no copy is ever added.
+func (s *syncer) installJumps(a applied, missing []jump, present map[string]map[string]bool) error {
+	create := ruleset{tableNAT: {}, tableFilter: {}}
+	for table, fixed := range map[string][]string{tableNAT: s.gen.n.fixedNAT(), tableFilter: s.gen.n.fixedFilter()} {
+		for _, c := range fixed {
+			if _, ok := a[table][c]; !ok {
+				create.ensure(table, c)
+			}
+		}
+	}
+	absent, check := splitJumps(missing, present)
+	if in := jumpInput(create, absent); len(in) > 0 {
+		if err := s.be.Restore(in); err != nil {
+			return fmt.Errorf("creating the proxy's chains and jumps: %w", err)
+		}
+		for table, chains := range create {
+			for c := range chains {
+				a[table][c] = ""
+			}
+		}
+	}
+	if err := ensureJumps(s.be, check); err != nil {
+		return err
+	}
+	s.log.Info("installed jumps to the service chains", zap.Int("jumps", len(missing)), zap.Int("checked", len(check)))
+	return nil
+}
+
+// splitJumps sorts missing jumps into those whose built-in chain has no
+// rule jumping to their target and the others.
+func splitJumps(missing []jump, present map[string]map[string]bool) (absent, check []jump) {
+	for _, j := range missing {
+		prefix, suffix := "-A "+j.from+" ", " -j "+j.rule[len(j.rule)-1]
+		found := false
+		for l := range present[j.table] {
+			if strings.HasPrefix(l, prefix) && strings.HasSuffix(l, suffix) {
+				found = true
+				break
+			}
+		}
+		if found {
+			check = append(check, j)
+		} else {
+			absent = append(absent, j)
+		}
+	}
+	return absent, check
+}
+
+// jumpInput is the restore input declaring the chains of create and
+// inserting the jumps (each first in its chain, so in reverse order), one
+// transaction per table; nil when there is nothing to do.
+func jumpInput(create ruleset, js []jump) []byte {
+	var b strings.Builder
+	for _, table := range tableOrder {
+		var lines []string
+		for _, c := range create.chains(table) {
+			lines = append(lines, ":"+c+" - [0:0]")
+		}
+		for i := len(js) - 1; i >= 0; i-- {
+			if j := js[i]; j.table == table {
+				lines = append(lines, "-I "+j.from+" 1"+strings.TrimPrefix(j.line(), "-A "+j.from))
+			}
+		}
+		if len(lines) > 0 {
+			b.WriteString("*" + table + "\n" + strings.Join(lines, "\n") + "\nCOMMIT\n")
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return []byte(b.String())
 }
 
 // ensureJumps inserts the given jumps (each first in its chain, so in

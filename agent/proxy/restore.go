@@ -45,8 +45,8 @@ type plan struct {
 // chain and jump target of every line: quadratic, ~1.3 s of CPU at 43,000
 // lines naming 11,000 chains. A command naming no chain makes it fetch
 // the whole table instead and skip the list; "-S" (list the table's rules,
-// to stdout, which Restore drops) is the only such command that changes
-// nothing. Its cost is a dump of the rules already in the table, so it
+// to stdout, which Restore drops) is such a command and changes nothing
+// (-F, -X or -Z without a chain would touch other software's rules). Its cost is a dump of the rules already in the table, so it
 // pays off for big writes into small tables (a sync from scratch).
 type cacheHint func(table string, lines, chains int) bool
 

@@ -23,7 +23,8 @@ type syncer struct {
 	// other software's chains (built-in ones included) as of the last
 	// full sync, and in the proxy's own chains after the last sync.
 	foreign, own map[string]int
-	hintRatio    int // see wantsHint
+	hintRatio    int  // see wantsHint
+	hintOff      bool // a restore with the hint failed: no more hints
 }
 
 // hintRatio is the default ratio of the chain-name list's cost (lines x
@@ -77,13 +78,17 @@ func (s *syncer) sync(ports []*servicePort, full bool) (syncStats, error) {
 		want, have = s.partial(frags, changed)
 	}
 	var hint cacheHint
-	if s.be.NFT() {
+	if s.be.NFT() && !s.hintOff {
 		hint = s.wantsHint
 	}
 	p := makePlan(want, have, hint)
 	if !p.noChange {
 		if err := s.be.Restore(p.input); err != nil {
 			s.have = nil
+			if len(p.hinted) > 0 { // in case this iptables rejects "-S" in a restore
+				s.hintOff = true
+				s.log.Warn("iptables-restore failed with the cache hint; not using it any more", zap.Error(err))
+			}
 			return syncStats{Full: full}, err
 		}
 	}
@@ -213,27 +218,8 @@ func (s *syncer) prepareFull() (applied, error) {
 	if len(missing) == 0 {
 		return a, nil
 	}
-	create := ruleset{tableNAT: {}, tableFilter: {}}
-	for table, fixed := range map[string][]string{tableNAT: s.gen.n.fixedNAT(), tableFilter: s.gen.n.fixedFilter()} {
-		for _, c := range fixed {
-			if _, ok := a[table][c]; !ok {
-				create.ensure(table, c)
-			}
-		}
-	}
-	if p := makePlan(create, applied{}, nil); !p.noChange {
-		if err := s.be.Restore(p.input); err != nil {
-			return nil, fmt.Errorf("creating the proxy's chains: %w", err)
-		}
-		for table, chains := range create {
-			for c := range chains {
-				a[table][c] = ""
-			}
-		}
-	}
-	if err := ensureJumps(s.be, missing); err != nil {
+	if err := s.installJumps(a, missing, present); err != nil {
 		return nil, err
 	}
-	s.log.Info("installed jumps to the service chains", zap.Int("jumps", len(missing)))
 	return a, nil
 }

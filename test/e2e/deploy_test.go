@@ -55,10 +55,7 @@ spec:
 func TestDeploy(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	k := newKubectl(t, e)
 	k.must(deployManifest, "apply", "-f", "-")
 	deployRolloutStatus(t, k.with(t))

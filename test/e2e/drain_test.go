@@ -48,10 +48,7 @@ spec:
 func TestDrain(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	k := newKubectl(t, e)
 	k.must(drainManifest, "apply", "-f", "-")
 	drainWaitReady(t, cs, 2)

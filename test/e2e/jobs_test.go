@@ -20,10 +20,7 @@ import (
 func TestJobs(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && n.Spec.PodCIDR != "" && nodeReady(n), err
-	})
+	waitNodeReady(t, e, true)
 	t.Run("ParallelJobCompletes", func(t *testing.T) { jobsParallel(t, cs) })
 	t.Run("IndexedJobGetsIndexes", func(t *testing.T) { jobsIndexed(t, cs) })
 	t.Run("BackoffLimitFails", func(t *testing.T) { jobsBackoff(t, cs) })

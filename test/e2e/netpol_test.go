@@ -29,10 +29,7 @@ func TestNetpol(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
 	t.Cleanup(func() { netpolCleanup(t, e) })
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && n.Spec.PodCIDR != "" && nodeReady(n), err
-	})
+	waitNodeReady(t, e, true)
 	serverIP := netpolStartPods(t, e, cs)
 	k := newKubectl(t, e)
 	url := "http://" + serverIP + "/"

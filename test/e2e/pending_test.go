@@ -18,10 +18,7 @@ import (
 func TestOversizedPodPending(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	waitFor(t, 60*time.Second, "node status lists the imported images", func() (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
 		if err != nil {

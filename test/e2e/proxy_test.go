@@ -35,10 +35,7 @@ func TestProxy(t *testing.T) {
 	e := startCluster(t)
 	t.Cleanup(func() { proxyCleanup(t, e) }) // runs before the agent env's cleanup
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	svc := proxyCreateService(t, cs)
 	ip, nodePort := svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort
 	for _, name := range []string{"proxy-a", "proxy-b"} {

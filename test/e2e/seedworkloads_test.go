@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -133,10 +132,7 @@ spec:
 func TestSeedWorkloads(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	k := newKubectl(t, e)
 	out := k.must(seedWorkloads, "apply", "-f", "-")
 	for _, w := range []string{"deployment.apps/web created", "daemonset.apps/fluentd created",

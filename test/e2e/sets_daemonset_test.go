@@ -47,10 +47,7 @@ func TestSetsDaemonSet(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
 	ctx := context.Background()
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	fake := "sets-fake-" + e.id
 	setsCreateFakeNode(t, cs, fake)
 	k := newKubectl(t, e)

@@ -58,10 +58,7 @@ func TestSetsStatefulSet(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
 	ctx := context.Background()
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	log := setsWatchPods(t, cs, "sets-web")
 	k := newKubectl(t, e)
 	k.must(setsSTSManifest, "apply", "-f", "-")

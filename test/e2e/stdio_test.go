@@ -30,10 +30,7 @@ import (
 func TestStdioAttach(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
-	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		return err == nil && nodeReady(n), err
-	})
+	waitNodeReady(t, e, false)
 	stdioCreatePods(t, e, cs)
 	k := newKubectl(t, e)
 	t.Run("RunInteractive", func(t *testing.T) { stdioRunInteractive(t, k.with(t), e) })

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/orch/orch/test/testutil"
 )
@@ -236,8 +237,17 @@ func testScale(t *testing.T, s *testutil.Server) {
 	if sc.Spec.Replicas != 3 || sc.Status.Selector != "app=web" || sc.Name != "sc" {
 		t.Fatalf("scale = %+v, want spec.replicas 3 selector app=web", sc)
 	}
-	sc.Spec.Replicas = 5
-	sc, err = c.UpdateScale(ctx, "sc", sc, metav1.UpdateOptions{})
+	// The Deployment controller writes status meanwhile: a scale update
+	// carrying an older resourceVersion conflicts, as upstream; retry.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.GetScale(ctx, "sc", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.Replicas = 5
+		sc, err = c.UpdateScale(ctx, "sc", cur, metav1.UpdateOptions{})
+		return err
+	})
 	must(t, err, "update scale")
 	if sc.Spec.Replicas != 5 {
 		t.Fatalf("scale after update %d, want 5", sc.Spec.Replicas)

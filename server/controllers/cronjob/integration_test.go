@@ -29,17 +29,6 @@ func start(t *testing.T, clock *fakeClock) (kubernetes.Interface, *Controller) {
 	return kittest.Run(t, New, kittest.Before(func(c *Controller) { c.now = clock.now }))
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func jobs(t *testing.T, cs kubernetes.Interface) []batchv1.Job {
 	l, err := cs.BatchV1().Jobs("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -83,12 +72,12 @@ func TestCronJobSchedulesForbidsAndPrunes(t *testing.T) {
 	first := created.Truncate(time.Minute).Add(time.Minute)
 	clock.set(first.Add(time.Second))
 	c.queue.Add("default/tick")
-	eventually(t, "first job", func() bool { return len(jobs(t, cs)) == 1 })
+	kittest.Until(t, "first job", func() bool { return len(jobs(t, cs)) == 1 })
 	j := jobs(t, cs)[0]
 	if j.Name != jobName(out, first) || j.Annotations[scheduledTimestampAnnotation] == "" || metav1.GetControllerOf(&j).UID != out.UID {
 		t.Fatalf("job %s %v", j.Name, j.ObjectMeta)
 	}
-	eventually(t, "active and lastScheduleTime", func() bool {
+	kittest.Until(t, "active and lastScheduleTime", func() bool {
 		s, _ := cs.BatchV1().CronJobs("default").Get(context.Background(), "tick", metav1.GetOptions{})
 		return len(s.Status.Active) == 1 && s.Status.LastScheduleTime != nil && s.Status.LastScheduleTime.Time.Equal(first)
 	})
@@ -100,12 +89,12 @@ func TestCronJobSchedulesForbidsAndPrunes(t *testing.T) {
 		t.Fatalf("Forbid: %d jobs", n)
 	}
 	complete(t, cs, j, batchv1.JobComplete, first.Add(30*time.Second))
-	eventually(t, "lastSuccessfulTime", func() bool {
+	kittest.Until(t, "lastSuccessfulTime", func() bool {
 		s, _ := cs.BatchV1().CronJobs("default").Get(context.Background(), "tick", metav1.GetOptions{})
 		return s.Status.LastSuccessfulTime != nil && s.Status.LastSuccessfulTime.Time.Equal(first.Add(30*time.Second))
 	})
 	// The start Forbid skipped is made up for now that nothing runs.
-	eventually(t, "second job", func() bool {
+	kittest.Until(t, "second job", func() bool {
 		for _, x := range jobs(t, cs) {
 			if x.Name == jobName(out, first.Add(time.Minute)) {
 				return true
@@ -118,7 +107,7 @@ func TestCronJobSchedulesForbidsAndPrunes(t *testing.T) {
 			complete(t, cs, x, batchv1.JobComplete, first.Add(time.Minute+10*time.Second))
 		}
 	}
-	eventually(t, "history limit 1 deletes the first job", func() bool {
+	kittest.Until(t, "history limit 1 deletes the first job", func() bool {
 		l := jobs(t, cs)
 		return len(l) == 1 && l[0].Name != j.Name
 	})

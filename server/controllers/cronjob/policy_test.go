@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
 func createCronJob(t *testing.T, cs kubernetes.Interface, name string, mutate func(*batchv1.CronJobSpec)) *batchv1.CronJob {
@@ -49,14 +51,14 @@ func TestStartingDeadlineMissed(t *testing.T) {
 	cj := createCronJob(t, cs, "late", func(s *batchv1.CronJobSpec) { s.StartingDeadlineSeconds = ptr.To[int64](10) })
 	first := cj.CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
 	clock.set(first.Add(30 * time.Second))
-	eventually(t, "cronjob in the cache", func() bool { _, err := c.cronJobs.CronJobs("default").Get("late"); return err == nil })
-	eventually(t, "a clean sync", func() bool { return c.sync(context.Background(), "default/late") == nil })
+	kittest.Until(t, "cronjob in the cache", func() bool { _, err := c.cronJobs.CronJobs("default").Get("late"); return err == nil })
+	kittest.Until(t, "a clean sync", func() bool { return c.sync(context.Background(), "default/late") == nil })
 	if n := len(jobs(t, cs)); n != 0 {
 		t.Fatalf("%d jobs started after the deadline", n)
 	}
 	clock.set(first.Add(time.Minute + 5*time.Second)) // within the deadline of the next time
 	c.queue.Add("default/late")
-	eventually(t, "the job of the next time", func() bool {
+	kittest.Until(t, "the job of the next time", func() bool {
 		l := jobs(t, cs)
 		return len(l) == 1 && l[0].Name == jobName(cj, first.Add(time.Minute))
 	})
@@ -71,10 +73,10 @@ func TestReplaceDeletesRunningJob(t *testing.T) {
 	first := cj.CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
 	clock.set(first.Add(time.Second))
 	c.queue.Add("default/repl")
-	eventually(t, "first job", func() bool { return len(jobs(t, cs)) == 1 })
+	kittest.Until(t, "first job", func() bool { return len(jobs(t, cs)) == 1 })
 	clock.set(first.Add(time.Minute + time.Second))
 	c.queue.Add("default/repl")
-	eventually(t, "second job replaces the first", func() bool {
+	kittest.Until(t, "second job replaces the first", func() bool {
 		l := jobs(t, cs)
 		return len(l) == 1 && l[0].Name == jobName(cj, first.Add(time.Minute))
 	})

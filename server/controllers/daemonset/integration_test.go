@@ -52,21 +52,6 @@ func addNode(t *testing.T, cs kubernetes.Interface, name string, taints ...corev
 	}
 }
 
-func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		ok, got := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last: %s", what, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // podsByNode lists the live pods of app by target node.
 func podsByNode(t *testing.T, cs kubernetes.Interface, app string) map[string][]corev1.Pod {
 	t.Helper()
@@ -123,14 +108,14 @@ func TestDaemonSetCoversEligibleNodes(t *testing.T) {
 	if _, err := cs.AppsV1().DaemonSets("default").Create(ctx, testDS("agent"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "one pod on n1 and n2", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "one pod on n1 and n2", func() (bool, string) {
 		m := podsByNode(t, cs, "agent")
 		return len(m) == 2 && len(m["n1"]) == 1 && len(m["n2"]) == 1, fmt.Sprint(len(m))
 	})
 	addNode(t, cs, "n3")
-	waitUntil(t, "pod on new node n3", func() (bool, string) { return len(podsByNode(t, cs, "agent")["n3"]) == 1, "" })
+	kittest.Eventually(t, 45*time.Second, "pod on new node n3", func() (bool, string) { return len(podsByNode(t, cs, "agent")["n3"]) == 1, "" })
 	markReady(t, cs, "agent")
-	waitUntil(t, "status", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "status", func() (bool, string) {
 		ds, _ := cs.AppsV1().DaemonSets("default").Get(ctx, "agent", metav1.GetOptions{})
 		s := ds.Status
 		return s.DesiredNumberScheduled == 3 && s.CurrentNumberScheduled == 3 && s.NumberReady == 3 &&
@@ -139,7 +124,7 @@ func TestDaemonSetCoversEligibleNodes(t *testing.T) {
 	if err := cs.CoreV1().Nodes().Delete(ctx, "n3", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "removed node's pod deleted", func() (bool, string) { return len(podsByNode(t, cs, "agent")["n3"]) == 0, "" })
+	kittest.Eventually(t, 45*time.Second, "removed node's pod deleted", func() (bool, string) { return len(podsByNode(t, cs, "agent")["n3"]) == 0, "" })
 }
 
 func TestDaemonSetRollingUpdate(t *testing.T) {
@@ -153,13 +138,9 @@ func TestDaemonSetRollingUpdate(t *testing.T) {
 	if _, err := cs.AppsV1().DaemonSets("default").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "3 pods", func() (bool, string) { return len(podsByNode(t, cs, "roll")) == 3, "" })
+	kittest.Eventually(t, 45*time.Second, "3 pods", func() (bool, string) { return len(podsByNode(t, cs, "roll")) == 3, "" })
 	markReady(t, cs, "roll")
-	cur, _ := cs.AppsV1().DaemonSets("default").Get(ctx, "roll", metav1.GetOptions{})
-	cur.Spec.Template.Spec.Containers[0].Image = "busybox:1.37"
-	if _, err := cs.AppsV1().DaemonSets("default").Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kittest.Update(t, cs.AppsV1().DaemonSets("default"), "roll", func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "busybox:1.37" })
 	for step := 0; step < 50; step++ {
 		m := podsByNode(t, cs, "roll")
 		updated := 0
@@ -179,7 +160,7 @@ func TestDaemonSetRollingUpdate(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		markReady(t, cs, "roll")
 	}
-	waitUntil(t, "rolled out", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "rolled out", func() (bool, string) {
 		markReady(t, cs, "roll")
 		d, _ := cs.AppsV1().DaemonSets("default").Get(ctx, "roll", metav1.GetOptions{})
 		return d.Status.UpdatedNumberScheduled == 3 && d.Status.NumberAvailable == 3, fmt.Sprintf("%+v", d.Status)
@@ -197,14 +178,10 @@ func TestDaemonSetSurgeAndOnDelete(t *testing.T) {
 	if _, err := cs.AppsV1().DaemonSets("default").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "2 pods", func() (bool, string) { markReady(t, cs, "surge"); return len(podsByNode(t, cs, "surge")) == 2, "" })
-	cur, _ := cs.AppsV1().DaemonSets("default").Get(ctx, "surge", metav1.GetOptions{})
-	cur.Spec.Template.Spec.Containers[0].Image = "busybox:1.37"
-	if _, err := cs.AppsV1().DaemonSets("default").Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kittest.Eventually(t, 45*time.Second, "2 pods", func() (bool, string) { markReady(t, cs, "surge"); return len(podsByNode(t, cs, "surge")) == 2, "" })
+	kittest.Update(t, cs.AppsV1().DaemonSets("default"), "surge", func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "busybox:1.37" })
 	// Surge: a node gets its new pod beside the old one, never both nodes at once.
-	waitUntil(t, "a surge pod", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "a surge pod", func() (bool, string) {
 		m := podsByNode(t, cs, "surge")
 		both := 0
 		for _, ps := range m {
@@ -214,7 +191,7 @@ func TestDaemonSetSurgeAndOnDelete(t *testing.T) {
 		}
 		return both == 1 && len(m["n1"])+len(m["n2"]) == 3, fmt.Sprint(len(m["n1"]), len(m["n2"]))
 	})
-	waitUntil(t, "surge rollout", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "surge rollout", func() (bool, string) {
 		markReady(t, cs, "surge")
 		d, _ := cs.AppsV1().DaemonSets("default").Get(ctx, "surge", metav1.GetOptions{})
 		m := podsByNode(t, cs, "surge")
@@ -222,12 +199,10 @@ func TestDaemonSetSurgeAndOnDelete(t *testing.T) {
 			fmt.Sprintf("%+v", d.Status)
 	})
 	// OnDelete: a template change alone replaces nothing; a deleted pod comes back new.
-	cur, _ = cs.AppsV1().DaemonSets("default").Get(ctx, "surge", metav1.GetOptions{})
-	cur.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
-	cur.Spec.Template.Spec.Containers[0].Image = "busybox:1.38"
-	if _, err := cs.AppsV1().DaemonSets("default").Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kittest.Update(t, cs.AppsV1().DaemonSets("default"), "surge", func(ds *appsv1.DaemonSet) {
+		ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+		ds.Spec.Template.Spec.Containers[0].Image = "busybox:1.38"
+	})
 	time.Sleep(500 * time.Millisecond)
 	m := podsByNode(t, cs, "surge")
 	if m["n1"][0].Spec.Containers[0].Image != "busybox:1.37" || m["n2"][0].Spec.Containers[0].Image != "busybox:1.37" {
@@ -236,7 +211,7 @@ func TestDaemonSetSurgeAndOnDelete(t *testing.T) {
 	if err := cs.CoreV1().Pods("default").Delete(ctx, m["n1"][0].Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "n1 recreated at the new template", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "n1 recreated at the new template", func() (bool, string) {
 		ps := podsByNode(t, cs, "surge")["n1"]
 		return len(ps) == 1 && ps[0].Spec.Containers[0].Image == "busybox:1.38", ""
 	})

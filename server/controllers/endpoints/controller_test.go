@@ -47,21 +47,6 @@ func setReady(t *testing.T, ctx context.Context, cs kubernetes.Interface, p *cor
 	}
 }
 
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never happened; last state: %s", what, state)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 	ctx, cs := start(t)
 	_, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -72,7 +57,7 @@ func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 	}
 	webPod(t, ctx, cs, "a", "10.42.0.5", true)
 	webPod(t, ctx, cs, "b", "10.42.0.6", false)
-	eventually(t, "endpoints with a ready and a not-ready address", func() (bool, string) {
+	kittest.Eventually(t, 10*time.Second, "endpoints with a ready and a not-ready address", func() (bool, string) {
 		ep, err := cs.CoreV1().Endpoints("default").Get(ctx, "web", metav1.GetOptions{})
 		if err != nil || len(ep.Subsets) != 1 {
 			return false, fmt.Sprint(ep, err)
@@ -81,7 +66,7 @@ func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 		return len(s.Addresses) == 1 && s.Addresses[0].IP == "10.42.0.5" && len(s.NotReadyAddresses) == 1 &&
 			s.Ports[0].Port == 8080, fmt.Sprintf("%+v", s)
 	})
-	eventually(t, "a slice with both endpoints", func() (bool, string) {
+	kittest.Eventually(t, 10*time.Second, "a slice with both endpoints", func() (bool, string) {
 		sl, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=web"})
 		if err != nil || len(sl.Items) != 1 {
 			return false, fmt.Sprint(sl, err)
@@ -103,7 +88,7 @@ func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "hand-written Endpoints mirrored", func() (bool, string) {
+	kittest.Eventually(t, 10*time.Second, "hand-written Endpoints mirrored", func() (bool, string) {
 		sl, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=ext"})
 		return err == nil && len(sl.Items) == 1 && sl.Items[0].Labels[discoveryv1.LabelManagedBy] == managedByMirroring &&
 			sl.Items[0].Endpoints[0].Addresses[0] == "192.0.2.10", fmt.Sprint(sl, err)
@@ -114,7 +99,7 @@ func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 	if err := cs.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "endpoints gone with the service", func() (bool, string) {
+	kittest.Eventually(t, 10*time.Second, "endpoints gone with the service", func() (bool, string) {
 		_, err := cs.CoreV1().Endpoints("default").Get(ctx, "web", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})

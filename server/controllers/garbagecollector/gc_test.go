@@ -3,7 +3,6 @@ package garbagecollector
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,24 +47,13 @@ func getCM(cs kubernetes.Interface, name string) (*corev1.ConfigMap, bool) {
 	return c, !apierrors.IsNotFound(err)
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestBackgroundDeletesDependents(t *testing.T) {
 	cs := startGC(t)
 	owner := cm(t, cs, "owner")
 	child := cm(t, cs, "child", owner)
 	cm(t, cs, "grandchild", child)
 	del(t, cs, "owner", metav1.DeletePropagationBackground)
-	eventually(t, "child and grandchild deleted", func() bool {
+	kittest.Until(t, "child and grandchild deleted", func() bool {
 		_, a := getCM(cs, "child")
 		_, b := getCM(cs, "grandchild")
 		return !a && !b
@@ -82,7 +70,7 @@ func TestForegroundWaitsForDependents(t *testing.T) {
 		t.Fatal(err)
 	}
 	del(t, cs, "owner", metav1.DeletePropagationForeground)
-	eventually(t, "child marked deleted", func() bool { c, ok := getCM(cs, "child"); return ok && c.DeletionTimestamp != nil })
+	kittest.Until(t, "child marked deleted", func() bool { c, ok := getCM(cs, "child"); return ok && c.DeletionTimestamp != nil })
 	o, ok := getCM(cs, "owner")
 	if !ok || o.DeletionTimestamp == nil || o.Finalizers[0] != metav1.FinalizerDeleteDependents {
 		t.Fatalf("owner should wait with the foregroundDeletion finalizer: %+v", o)
@@ -90,7 +78,7 @@ func TestForegroundWaitsForDependents(t *testing.T) {
 	if err := patchFinalizers(cs, "child"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "owner deleted", func() bool { _, ok := getCM(cs, "owner"); return !ok })
+	kittest.Until(t, "owner deleted", func() bool { _, ok := getCM(cs, "owner"); return !ok })
 }
 
 func patchFinalizers(cs kubernetes.Interface, name string) error {
@@ -104,7 +92,7 @@ func TestOrphanKeepsDependents(t *testing.T) {
 	owner := cm(t, cs, "owner")
 	cm(t, cs, "child", owner)
 	del(t, cs, "owner", metav1.DeletePropagationOrphan)
-	eventually(t, "owner deleted", func() bool { _, ok := getCM(cs, "owner"); return !ok })
+	kittest.Until(t, "owner deleted", func() bool { _, ok := getCM(cs, "owner"); return !ok })
 	c, ok := getCM(cs, "child")
 	if !ok || len(c.OwnerReferences) != 0 {
 		t.Fatalf("child should stay without owner references: %+v", c)
@@ -117,8 +105,8 @@ func TestDanglingAndPartialOwners(t *testing.T) {
 	cm(t, cs, "orphan", ghost)
 	alive := cm(t, cs, "alive")
 	cm(t, cs, "shared", alive, ghost)
-	eventually(t, "dependent of a never-existing owner deleted", func() bool { _, ok := getCM(cs, "orphan"); return !ok })
-	eventually(t, "reference to the gone owner dropped", func() bool {
+	kittest.Until(t, "dependent of a never-existing owner deleted", func() bool { _, ok := getCM(cs, "orphan"); return !ok })
+	kittest.Until(t, "reference to the gone owner dropped", func() bool {
 		c, ok := getCM(cs, "shared")
 		return ok && len(c.OwnerReferences) == 1 && c.OwnerReferences[0].UID == alive.UID
 	})

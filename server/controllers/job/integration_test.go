@@ -35,17 +35,6 @@ func testJob(name string, completions, parallelism int32) *batchv1.Job {
 	}
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func listPods(t *testing.T, cs kubernetes.Interface, job string) []corev1.Pod {
 	t.Helper()
 	l, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + job})
@@ -90,7 +79,7 @@ func TestJobCompletesWithParallelism(t *testing.T) {
 	}
 	for done := 0; done < 3; done++ {
 		var act []corev1.Pod
-		waitUntil(t, "an active pod", func() bool { act = running(listPods(t, cs, "pi")); return len(act) > 0 })
+		kittest.Until(t, "an active pod", func() bool { act = running(listPods(t, cs, "pi")); return len(act) > 0 })
 		if len(act) > 2 {
 			t.Fatalf("%d active pods, parallelism is 2", len(act))
 		}
@@ -98,9 +87,9 @@ func TestJobCompletesWithParallelism(t *testing.T) {
 			t.Fatalf("pod lacks tracking finalizer or labels: %+v", act[0].ObjectMeta)
 		}
 		finish(t, cs, act[0], corev1.PodSucceeded)
-		waitUntil(t, "succeeded counted", func() bool { return getJob(t, cs, "pi").Status.Succeeded == int32(done+1) })
+		kittest.Until(t, "succeeded counted", func() bool { return getJob(t, cs, "pi").Status.Succeeded == int32(done+1) })
 	}
-	waitUntil(t, "Complete", func() bool { return hasCondition(getJob(t, cs, "pi"), batchv1.JobComplete) })
+	kittest.Until(t, "Complete", func() bool { return hasCondition(getJob(t, cs, "pi"), batchv1.JobComplete) })
 	j := getJob(t, cs, "pi")
 	if !hasCondition(j, batchv1.JobSuccessCriteriaMet) || j.Status.CompletionTime == nil || j.Status.StartTime == nil || j.Status.Active != 0 {
 		t.Fatalf("status: %+v", j.Status)
@@ -121,11 +110,11 @@ func TestJobBackoffLimitExceeded(t *testing.T) {
 	}
 	for i := 0; i < 2; i++ {
 		var act []corev1.Pod
-		waitUntil(t, "an active pod", func() bool { act = running(listPods(t, cs, "bad")); return len(act) == 1 })
+		kittest.Until(t, "an active pod", func() bool { act = running(listPods(t, cs, "bad")); return len(act) == 1 })
 		finish(t, cs, act[0], corev1.PodFailed)
-		waitUntil(t, "failure counted", func() bool { return getJob(t, cs, "bad").Status.Failed == int32(i+1) })
+		kittest.Until(t, "failure counted", func() bool { return getJob(t, cs, "bad").Status.Failed == int32(i+1) })
 	}
-	waitUntil(t, "Failed", func() bool { return hasCondition(getJob(t, cs, "bad"), batchv1.JobFailed) })
+	kittest.Until(t, "Failed", func() bool { return hasCondition(getJob(t, cs, "bad"), batchv1.JobFailed) })
 	c := condition(getJob(t, cs, "bad"), batchv1.JobFailed)
 	if c.Reason != "BackoffLimitExceeded" || !hasCondition(getJob(t, cs, "bad"), batchv1.JobFailureTarget) {
 		t.Fatalf("condition: %+v", c)
@@ -143,7 +132,7 @@ func TestJobIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var act []corev1.Pod
-	waitUntil(t, "3 pods", func() bool { act = running(listPods(t, cs, "idx")); return len(act) == 3 })
+	kittest.Until(t, "3 pods", func() bool { act = running(listPods(t, cs, "idx")); return len(act) == 3 })
 	seen := map[string]bool{}
 	for _, p := range act {
 		i := p.Annotations[batchv1.JobCompletionIndexAnnotation]
@@ -161,7 +150,7 @@ func TestJobIndexed(t *testing.T) {
 	for _, p := range act {
 		finish(t, cs, p, corev1.PodSucceeded)
 	}
-	waitUntil(t, "Complete", func() bool { return hasCondition(getJob(t, cs, "idx"), batchv1.JobComplete) })
+	kittest.Until(t, "Complete", func() bool { return hasCondition(getJob(t, cs, "idx"), batchv1.JobComplete) })
 	if got := getJob(t, cs, "idx").Status.CompletedIndexes; got != "0-2" {
 		t.Fatalf("completedIndexes %q", got)
 	}
@@ -174,7 +163,7 @@ func TestJobSuspendAndDeadline(t *testing.T) {
 	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "Suspended", func() bool { return hasCondition(getJob(t, cs, "sus"), batchv1.JobSuspended) })
+	kittest.Until(t, "Suspended", func() bool { return hasCondition(getJob(t, cs, "sus"), batchv1.JobSuspended) })
 	if n := len(listPods(t, cs, "sus")); n != 0 {
 		t.Fatalf("suspended job has %d pods", n)
 	}
@@ -183,7 +172,7 @@ func TestJobSuspendAndDeadline(t *testing.T) {
 	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "DeadlineExceeded", func() bool {
+	kittest.Until(t, "DeadlineExceeded", func() bool {
 		c := condition(getJob(t, cs, "late"), batchv1.JobFailed)
 		return c != nil && c.Reason == "DeadlineExceeded"
 	})

@@ -27,17 +27,6 @@ func start(t *testing.T) kubernetes.Interface {
 	return client
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func claim(name string, class *string) *corev1.PersistentVolumeClaim {
 	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -90,7 +79,7 @@ func must[T any](t *testing.T) func(T, error) T {
 func TestProvisionBindDelete(t *testing.T) {
 	c := start(t)
 	ctx := context.Background()
-	waitFor(t, "default class", func() bool {
+	kittest.Until(t, "default class", func() bool {
 		sc, err := c.StorageV1().StorageClasses().Get(ctx, agentlp.StorageClassName, metav1.GetOptions{})
 		return err == nil && sc.Annotations[pvbinder.AnnDefaultClass] == "true" &&
 			*sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer && *sc.ReclaimPolicy == corev1.PersistentVolumeReclaimDelete
@@ -99,7 +88,7 @@ func TestProvisionBindDelete(t *testing.T) {
 		Labels:      map[string]string{"kubernetes.io/hostname": "n1"},
 		Annotations: map[string]string{agentlp.NodeDirAnnotation: "/var/lib/orch/storage"}}}, metav1.CreateOptions{}))
 	pvc := must[*corev1.PersistentVolumeClaim](t)(c.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim("data", nil), metav1.CreateOptions{}))
-	waitFor(t, "WaitForFirstConsumer event", func() bool { return hasEvent(t, c, pvc.UID, pvbinder.EventWaitForFirstConsumer) })
+	kittest.Until(t, "WaitForFirstConsumer event", func() bool { return hasEvent(t, c, pvc.UID, pvbinder.EventWaitForFirstConsumer) })
 	if _, ok := getVolume(c, "pvc-"+string(pvc.UID)); ok {
 		t.Fatal("provisioned before a node was selected")
 	}
@@ -108,7 +97,7 @@ func TestProvisionBindDelete(t *testing.T) {
 	pvc.Annotations = map[string]string{pvbinder.AnnSelectedNode: "n1"}
 	must[*corev1.PersistentVolumeClaim](t)(c.CoreV1().PersistentVolumeClaims("default").Update(ctx, pvc, metav1.UpdateOptions{}))
 	pvName := "pvc-" + string(pvc.UID)
-	waitFor(t, "claim bound", func() bool {
+	kittest.Until(t, "claim bound", func() bool {
 		p := getClaim(t, c, "data")
 		return p.Status.Phase == corev1.ClaimBound && p.Spec.VolumeName == pvName
 	})
@@ -119,7 +108,7 @@ func TestProvisionBindDelete(t *testing.T) {
 		!pvbinder.NodeAffinityAdmits(pv, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"kubernetes.io/hostname": "n1"}}}) {
 		t.Fatalf("volume: %+v", pv)
 	}
-	waitFor(t, "volume Bound", func() bool { pv, _ := getVolume(c, pvName); return pv.Status.Phase == corev1.VolumeBound })
+	kittest.Until(t, "volume Bound", func() bool { pv, _ := getVolume(c, pvName); return pv.Status.Phase == corev1.VolumeBound })
 	if p := getClaim(t, c, "data"); p.Status.Capacity.Storage().String() != "1Gi" || p.Annotations[pvbinder.AnnBindCompleted] != "yes" {
 		t.Fatalf("claim status: %+v", p.Status)
 	}
@@ -130,11 +119,11 @@ func TestProvisionBindDelete(t *testing.T) {
 	if err := c.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "volume terminating", func() bool { pv, ok := getVolume(c, pvName); return ok && pv.DeletionTimestamp != nil })
+	kittest.Until(t, "volume terminating", func() bool { pv, ok := getVolume(c, pvName); return ok && pv.DeletionTimestamp != nil })
 	pv, _ = getVolume(c, pvName)
 	pv.Finalizers = nil // what the node's agent does once the data is gone
 	must[*corev1.PersistentVolume](t)(c.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}))
-	waitFor(t, "volume gone", func() bool { _, ok := getVolume(c, pvName); return !ok })
+	kittest.Until(t, "volume gone", func() bool { _, ok := getVolume(c, pvName); return !ok })
 }
 
 // TestRetainAndStatic: a Retain local-path class keeps the released
@@ -151,7 +140,7 @@ func TestRetainAndStatic(t *testing.T) {
 	kept := claim("kept", ptr.To("keep"))
 	kept.Annotations = map[string]string{pvbinder.AnnSelectedNode: "n1"}
 	kept = must[*corev1.PersistentVolumeClaim](t)(c.CoreV1().PersistentVolumeClaims("default").Create(ctx, kept, metav1.CreateOptions{}))
-	waitFor(t, "kept bound", func() bool { return getClaim(t, c, "kept").Status.Phase == corev1.ClaimBound })
+	kittest.Until(t, "kept bound", func() bool { return getClaim(t, c, "kept").Status.Phase == corev1.ClaimBound })
 
 	static := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "static", Labels: map[string]string{"tier": "fast"}},
 		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
@@ -159,11 +148,11 @@ func TestRetainAndStatic(t *testing.T) {
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/static"}}}}
 	must[*corev1.PersistentVolume](t)(c.CoreV1().PersistentVolumes().Create(ctx, static, metav1.CreateOptions{}))
-	waitFor(t, "static Available", func() bool { pv, _ := getVolume(c, "static"); return pv.Status.Phase == corev1.VolumeAvailable })
+	kittest.Until(t, "static Available", func() bool { pv, _ := getVolume(c, "static"); return pv.Status.Phase == corev1.VolumeAvailable })
 	sel := claim("sel", ptr.To(""))
 	sel.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "fast"}}
 	must[*corev1.PersistentVolumeClaim](t)(c.CoreV1().PersistentVolumeClaims("default").Create(ctx, sel, metav1.CreateOptions{}))
-	waitFor(t, "sel bound to static", func() bool {
+	kittest.Until(t, "sel bound to static", func() bool {
 		p := getClaim(t, c, "sel")
 		return p.Status.Phase == corev1.ClaimBound && p.Spec.VolumeName == "static" && p.Status.Capacity.Storage().String() == "5Gi"
 	})
@@ -173,11 +162,11 @@ func TestRetainAndStatic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "kept volume Released", func() bool {
+	kittest.Until(t, "kept volume Released", func() bool {
 		pv, ok := getVolume(c, "pvc-"+string(kept.UID))
 		return ok && pv.Status.Phase == corev1.VolumeReleased
 	})
-	waitFor(t, "static volume Failed", func() bool { pv, _ := getVolume(c, "static"); return pv.Status.Phase == corev1.VolumeFailed })
+	kittest.Until(t, "static volume Failed", func() bool { pv, _ := getVolume(c, "static"); return pv.Status.Phase == corev1.VolumeFailed })
 	pv, _ := getVolume(c, "static")
 	if !hasEvent(t, c, pv.UID, pvbinder.EventVolumeFailedDelete) {
 		t.Error("no VolumeFailedDelete event")
@@ -201,7 +190,7 @@ func TestClaimProtection(t *testing.T) {
 			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/pv"}}}}, metav1.CreateOptions{}))
 	must[*corev1.PersistentVolumeClaim](t)(c.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim("used", ptr.To("")), metav1.CreateOptions{}))
-	waitFor(t, "bound with the protection finalizer", func() bool {
+	kittest.Until(t, "bound with the protection finalizer", func() bool {
 		p := getClaim(t, c, "used")
 		return p.Status.Phase == corev1.ClaimBound && len(p.Finalizers) == 1 && p.Finalizers[0] == pvbinder.ProtectionFinalizer
 	})
@@ -222,7 +211,7 @@ func TestClaimProtection(t *testing.T) {
 	if err := c.CoreV1().Pods("default").Delete(ctx, "user", metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "volume Released once the pod is gone", func() bool {
+	kittest.Until(t, "volume Released once the pod is gone", func() bool {
 		pv, _ := getVolume(c, "pv")
 		return pv.Status.Phase == corev1.VolumeReleased
 	})

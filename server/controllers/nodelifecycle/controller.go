@@ -2,6 +2,7 @@ package nodelifecycle
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -40,6 +41,9 @@ type Controller struct {
 	clock    clock.Clock
 	recorder record.EventRecorder
 	log      *zap.Logger
+
+	missingMu sync.Mutex
+	missing   map[string]time.Time // Node name → first seen missing
 }
 
 // New registers the informers and handlers on kc.
@@ -61,7 +65,7 @@ func newWithClock(kc *kit.Context, clk clock.Clock) (*Controller, error) {
 	c := &Controller{client: kc.Client, nodes: nodes.Lister(), leases: leases.Lister(), pods: pods.Informer().GetIndexer(),
 		synced: []cache.InformerSynced{nodes.Informer().HasSynced, leases.Informer().HasSynced, pods.Informer().HasSynced},
 		nodeQ:  kit.NewQueue(name + "-nodes"), podQ: kit.NewQueue(name + "-pods"), obs: newObserver(), grace: grace,
-		clock: clk, recorder: kc.Recorder("node-controller"), log: kc.Logger.Named(name)}
+		clock: clk, recorder: kc.Recorder("node-controller"), log: kc.Logger.Named(name), missing: map[string]time.Time{}}
 	if err := c.addHandlers(nodes.Informer(), leases.Informer(), pods.Informer()); err != nil {
 		return nil, err
 	}

@@ -180,6 +180,11 @@ func TestOrphanPodIsDeleted(t *testing.T) {
 	if err := e.c.syncPod(e.ctx, "default/orphan"); err != nil {
 		t.Fatal(err)
 	}
+	e.wantPod("orphan", true) // quarantine: the Node may still come
+	e.clk.Step(41 * time.Second)
+	if err := e.c.syncPod(e.ctx, "default/orphan"); err != nil {
+		t.Fatal(err)
+	}
 	e.wantPod("orphan", false)
 }
 

@@ -3,6 +3,7 @@ package nodelifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +11,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/orch/orch/server/controllers/kit"
 )
+
+// orphanQuarantine is how long a pod's Node must be missing before the
+// pod is force-deleted (upstream PodGC's quarantineTime).
+const orphanQuarantine = 40 * time.Second
+
+// missingFor records when nodeName was first seen missing and returns how
+// much of the quarantine is left.
+func (c *Controller) missingFor(nodeName string) time.Duration {
+	now := c.clock.Now()
+	c.missingMu.Lock()
+	defer c.missingMu.Unlock()
+	first, ok := c.missing[nodeName]
+	if !ok {
+		c.missing[nodeName] = now
+		first = now
+	}
+	return orphanQuarantine - now.Sub(first)
+}
 
 // syncPod evicts a pod whose node has NoExecute taints it does not
 // tolerate (now or when its tolerationSeconds run out) and force-deletes
@@ -53,9 +74,15 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 	return nil
 }
 
-// collectOrphan force-deletes a pod whose Node is gone, after checking with
-// a live read that the Node really does not exist (the cache may lag).
+// collectOrphan force-deletes a pod whose Node has been missing for the
+// quarantine time (upstream PodGC's 40s: a Node may be created after its
+// pods were bound), after checking with a live read that the Node really
+// does not exist (the cache may lag).
 func (c *Controller) collectOrphan(ctx context.Context, pod *corev1.Pod) error {
+	if wait := c.missingFor(pod.Spec.NodeName); wait > 0 {
+		kit.Requeue(c.podQ, pod.Namespace+"/"+pod.Name, wait)
+		return nil
+	}
 	_, err := c.client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 	if err == nil {
 		return nil

@@ -25,6 +25,9 @@ func (c *Controller) syncNode(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	c.missingMu.Lock()
+	delete(c.missing, node.Name)
+	c.missingMu.Unlock()
 	now := c.clock.Now()
 	lease, err := c.leases.Leases(leaseNamespace).Get(node.Name)
 	if err != nil && !apierrors.IsNotFound(err) {

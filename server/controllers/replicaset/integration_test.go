@@ -3,7 +3,6 @@ package replicaset
 import (
 	"context"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,17 +23,6 @@ func startReal(t *testing.T, setup func(context.Context, kubernetes.Interface)) 
 		setup(ctx, client)
 	}))
 	return client, t.Context()
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func listPods(t *testing.T, ctx context.Context, client kubernetes.Interface) []corev1.Pod {
@@ -73,7 +61,7 @@ func TestAdoptReleaseAndMinReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "2 pods owned", func() bool { return ownedBy(listPods(t, ctx, client), rs.UID) == 2 })
+	kittest.Until(t, "2 pods owned", func() bool { return ownedBy(listPods(t, ctx, client), rs.UID) == 2 })
 	pods := listPods(t, ctx, client)
 	if len(pods) != 2 {
 		t.Fatalf("%d pods, want the orphan adopted and one created", len(pods))
@@ -90,7 +78,7 @@ func TestAdoptReleaseAndMinReady(t *testing.T) {
 	if _, err := client.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "release and replacement", func() bool {
+	kittest.Until(t, "release and replacement", func() bool {
 		p, _ := client.CoreV1().Pods("ns").Get(ctx, "orphan", metav1.GetOptions{})
 		return len(p.OwnerReferences) == 0 && ownedBy(listPods(t, ctx, client), rs.UID) == 2
 	})
@@ -105,11 +93,11 @@ func TestAdoptReleaseAndMinReady(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, "2 ready, 0 available", func() bool {
+	kittest.Until(t, "2 ready, 0 available", func() bool {
 		st := getRS(t, ctx, client).Status
 		return st.ReadyReplicas == 2 && st.AvailableReplicas == 0
 	})
-	waitUntil(t, "2 available after minReadySeconds", func() bool {
+	kittest.Until(t, "2 available after minReadySeconds", func() bool {
 		st := getRS(t, ctx, client).Status
 		return st.AvailableReplicas == 2 && st.Replicas == 2 && st.FullyLabeledReplicas == 2
 	})

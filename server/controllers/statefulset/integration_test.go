@@ -67,21 +67,6 @@ func kubelet(t *testing.T, cs kubernetes.Interface, app string) []string {
 	return names
 }
 
-func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		ok, got := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last: %s", what, got)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // podEvents records the order pods are added and deleted in, from a watch.
 func podEvents(t *testing.T, cs kubernetes.Interface, app string) func() []string {
 	t.Helper()
@@ -128,12 +113,12 @@ func TestOrderedReadyScaleUpDownAndClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Only web-0 until it is ready.
-	waitUntil(t, "web-0", func() (bool, string) { l := events(); return len(l) == 1, fmt.Sprint(l) })
+	kittest.Eventually(t, 45*time.Second, "web-0", func() (bool, string) { l := events(); return len(l) == 1, fmt.Sprint(l) })
 	time.Sleep(300 * time.Millisecond)
 	if l := events(); len(l) != 1 {
 		t.Fatalf("created before web-0 was ready: %v", l)
 	}
-	waitUntil(t, "3 pods", func() (bool, string) { n := kubelet(t, cs, "web"); return len(n) == 3, fmt.Sprint(n) })
+	kittest.Eventually(t, 45*time.Second, "3 pods", func() (bool, string) { n := kubelet(t, cs, "web"); return len(n) == 3, fmt.Sprint(n) })
 	if got := strings.Join(events(), " "); got != "+web-0 +web-1 +web-2" {
 		t.Fatalf("creation order %q", got)
 	}
@@ -150,19 +135,17 @@ func TestOrderedReadyScaleUpDownAndClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, "status", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "status", func() (bool, string) {
 		s, _ := cs.AppsV1().StatefulSets("default").Get(ctx, "web", metav1.GetOptions{})
 		st := s.Status
 		return st.Replicas == 3 && st.ReadyReplicas == 3 && st.AvailableReplicas == 3 && st.UpdatedReplicas == 3 &&
 			st.CurrentRevision != "" && st.CurrentRevision == st.UpdateRevision, fmt.Sprintf("%+v", st)
 	})
 	// Scale down to 1: web-2, then web-1.
-	s, _ := cs.AppsV1().StatefulSets("default").Get(ctx, "web", metav1.GetOptions{})
-	s.Spec.Replicas = ptr.To[int32](1)
-	if _, err := cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "scaled to 1", func() (bool, string) { n := kubelet(t, cs, "web"); return len(n) == 1, fmt.Sprint(n) })
+	kittest.Update(t, cs.AppsV1().StatefulSets("default"), "web", func(s *appsv1.StatefulSet) {
+		s.Spec.Replicas = ptr.To[int32](1)
+	})
+	kittest.Eventually(t, 45*time.Second, "scaled to 1", func() (bool, string) { n := kubelet(t, cs, "web"); return len(n) == 1, fmt.Sprint(n) })
 	if got := strings.Join(events()[3:], " "); got != "-web-2 -web-1" {
 		t.Fatalf("deletion order %q", got)
 	}
@@ -181,13 +164,11 @@ func TestRollingUpdateWithPartition(t *testing.T) {
 	if _, err := cs.AppsV1().StatefulSets("default").Create(ctx, set, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "3 pods", func() (bool, string) { n := kubelet(t, cs, "db"); return len(n) == 3, fmt.Sprint(n) })
-	s, _ := cs.AppsV1().StatefulSets("default").Get(ctx, "db", metav1.GetOptions{})
-	s.Spec.Template.Spec.Containers[0].Image = "busybox:1.37"
-	s.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1)}
-	if _, err := cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kittest.Eventually(t, 45*time.Second, "3 pods", func() (bool, string) { n := kubelet(t, cs, "db"); return len(n) == 3, fmt.Sprint(n) })
+	kittest.Update(t, cs.AppsV1().StatefulSets("default"), "db", func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Image = "busybox:1.37"
+		s.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1)}
+	})
 	images := func() string {
 		var out []string
 		for _, n := range kubelet(t, cs, "db") {
@@ -199,8 +180,8 @@ func TestRollingUpdateWithPartition(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	want := "db-0=busybox:1.36 db-1=busybox:1.37 db-2=busybox:1.37"
-	waitUntil(t, "partitioned update", func() (bool, string) { got := images(); return got == want, got })
-	waitUntil(t, "status", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "partitioned update", func() (bool, string) { got := images(); return got == want, got })
+	kittest.Eventually(t, 45*time.Second, "status", func() (bool, string) {
 		s, _ := cs.AppsV1().StatefulSets("default").Get(ctx, "db", metav1.GetOptions{})
 		st := s.Status
 		return st.UpdatedReplicas == 2 && st.CurrentReplicas == 1 && st.CurrentRevision != st.UpdateRevision, fmt.Sprintf("%+v", st)
@@ -210,13 +191,11 @@ func TestRollingUpdateWithPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	waitUntil(t, "db-0 recreated old", func() (bool, string) { got := images(); return got == want, got })
-	s, _ = cs.AppsV1().StatefulSets("default").Get(ctx, "db", metav1.GetOptions{})
-	s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To[int32](0)
-	if _, err := cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "complete", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "db-0 recreated old", func() (bool, string) { got := images(); return got == want, got })
+	kittest.Update(t, cs.AppsV1().StatefulSets("default"), "db", func(s *appsv1.StatefulSet) {
+		s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To[int32](0)
+	})
+	kittest.Eventually(t, 45*time.Second, "complete", func() (bool, string) {
 		images()
 		s, _ := cs.AppsV1().StatefulSets("default").Get(ctx, "db", metav1.GetOptions{})
 		st := s.Status
@@ -236,7 +215,7 @@ func TestParallelAndClaimRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Parallel: all three exist before any is ready.
-	waitUntil(t, "3 pods at once", func() (bool, string) {
+	kittest.Eventually(t, 45*time.Second, "3 pods at once", func() (bool, string) {
 		l, _ := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=par"})
 		return len(l.Items) == 3, fmt.Sprint(len(l.Items))
 	})
@@ -252,14 +231,12 @@ func TestParallelAndClaimRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := cs.AppsV1().StatefulSets("default").Get(ctx, "par", metav1.GetOptions{})
-	s.Spec.Replicas = ptr.To[int32](2)
-	if _, err := cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "par-2's claim handed to the pod", func() (bool, string) {
+	kittest.Update(t, cs.AppsV1().StatefulSets("default"), "par", func(s *appsv1.StatefulSet) {
+		s.Spec.Replicas = ptr.To[int32](2)
+	})
+	kittest.Eventually(t, 45*time.Second, "par-2's claim handed to the pod", func() (bool, string) {
 		c, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data-par-2", metav1.GetOptions{})
 		return err == nil && ownedBy(c, pod2.UID), fmt.Sprint(err)
 	})
-	waitUntil(t, "scaled to 2", func() (bool, string) { n := kubelet(t, cs, "par"); return len(n) == 2, fmt.Sprint(n) })
+	kittest.Eventually(t, 45*time.Second, "scaled to 2", func() (bool, string) { n := kubelet(t, cs, "par"); return len(n) == 2, fmt.Sprint(n) })
 }
