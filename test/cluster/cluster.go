@@ -73,8 +73,8 @@ func RequireHost(t testing.TB) {
 	}
 }
 
-// Start builds the cluster and waits until every node is Ready; the
-// cluster is torn down in t.Cleanup.
+// Start builds the cluster and waits until every node is Ready and
+// untainted; the cluster is torn down in t.Cleanup.
 func Start(t testing.TB, o Options) *Cluster {
 	t.Helper()
 	RequireHost(t)
@@ -144,6 +144,24 @@ func (c *Cluster) parse(out string) {
 	}
 }
 
+// schedulable: Ready, with a pod CIDR, and without the not-ready or
+// unreachable taints the node lifecycle controller puts on a node that
+// registered before its network was up (it lifts them right after Ready;
+// until then the scheduler would leave the node out).
+func schedulable(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return false
+		}
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue && n.Spec.PodCIDR != ""
+		}
+	}
+	return false
+}
+
 func (c *Cluster) waitReady(timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -151,11 +169,9 @@ func (c *Cluster) waitReady(timeout time.Duration) {
 		ready := 0
 		list, err := c.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 		if err == nil {
-			for _, n := range list.Items {
-				for _, cond := range n.Status.Conditions {
-					if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && n.Spec.PodCIDR != "" {
-						ready++
-					}
+			for i := range list.Items {
+				if schedulable(&list.Items[i]) {
+					ready++
 				}
 			}
 		}

@@ -101,6 +101,7 @@ func svcSetup(t *testing.T, c *cluster.Cluster) *svcEnv {
 	}
 	if len(nodes) < 3 {
 		t.Errorf("the 3 web backends (topology spread maxSkew 1 over kubernetes.io/hostname) run on %d nodes, want 3", len(nodes))
+		svcDumpScheduling(t, e)
 	}
 	for _, cl := range e.clients {
 		svcWaitPodReady(t, e, cl)
@@ -359,5 +360,22 @@ func svcPoll(t *testing.T, timeout time.Duration, what string, cond func() bool,
 			t.Fatalf("timed out after %v waiting for %s; last: %s", timeout, what, detail())
 		}
 		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// svcDumpScheduling logs what the scheduler saw: every node's taints and
+// Ready condition, and the scheduling events of the namespace.
+func svcDumpScheduling(t *testing.T, e *svcEnv) {
+	t.Helper()
+	cs := e.c.Client
+	nodes, _ := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	for _, n := range nodes.Items {
+		t.Logf("node %s: unschedulable=%v taints=%v conditions=%v", n.Name, n.Spec.Unschedulable, n.Spec.Taints, n.Status.Conditions)
+	}
+	evs, _ := cs.CoreV1().Events(svcNS).List(context.Background(), metav1.ListOptions{})
+	for _, ev := range evs.Items {
+		if ev.Reason == "Scheduled" || ev.Reason == "FailedScheduling" {
+			t.Logf("event %s %s: %s", ev.InvolvedObject.Name, ev.Reason, ev.Message)
+		}
 	}
 }

@@ -136,27 +136,40 @@ func (r *run) forget(k string) {
 	delete(r.nominatedKeys, k)
 }
 
+// expireAssumed drops assumed pods the pod cache shows bound (or gone),
+// marking their nodes dirty, and returns the ones still pending.
+func (r *run) expireAssumed() []*corev1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*corev1.Pod
+	for k, ap := range r.assumed {
+		cur, err := r.l.pods.Pods(ap.Namespace).Get(ap.Name)
+		if err != nil || cur.UID != ap.UID || cur.Spec.NodeName != "" {
+			delete(r.assumed, k)
+			r.dirty[ap.Spec.NodeName] = true
+			continue
+		}
+		out = append(out, ap)
+	}
+	return out
+}
+
 // snapshot builds a Snapshot for pod from the node cache plus the
 // assumed pods the pod cache does not show bound yet (those that it does
 // are expired), and the pods nominated (by preemption) with at least
 // pod's priority.
 func (r *run) snapshot(pod *corev1.Pod) (*scheduler.Snapshot, error) {
+	// Expire first: the pod cache's indexer shows a binding before the
+	// event handler marks its node dirty, so a pod dropped from the assume
+	// cache must have its node rebuilt now or it would be counted nowhere
+	// (two pods of a spread constraint then land on one node).
+	assumed := r.expireAssumed()
 	infos, err := r.refresh(r.podsIdx)
 	if err != nil {
 		return nil, err
 	}
 	snap := scheduler.NewSnapshotFromInfos(infos)
-	extra := r.nominated(pod)
-	r.mu.Lock()
-	for k, ap := range r.assumed {
-		cur, err := r.l.pods.Pods(ap.Namespace).Get(ap.Name)
-		if err != nil || cur.UID != ap.UID || cur.Spec.NodeName != "" {
-			delete(r.assumed, k)
-			continue
-		}
-		extra = append(extra, ap)
-	}
-	r.mu.Unlock()
+	extra := append(r.nominated(pod), assumed...)
 	for _, p := range extra {
 		_ = snap.AssumePod(p, p.Spec.NodeName) // a vanished node: nothing to hold
 	}
