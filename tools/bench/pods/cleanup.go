@@ -46,8 +46,9 @@ func (e *env) sweep() {
 	_ = os.RemoveAll(e.stateBase)
 }
 
-// cleanIPTables removes the run's NAT and filter chains (and the jumps to
-// them) with agent/network's own Cleanup.
+// cleanIPTables removes the run's chains (and the jumps to them): the pod
+// network's with agent/network's own Cleanup, then every other chain of
+// the run's prefix.
 func (e *env) cleanIPTables() {
 	ipam, err := os.MkdirTemp("", "orch-podbench-ipam-")
 	if err != nil {
@@ -66,6 +67,9 @@ func (e *env) cleanIPTables() {
 	if err := m.Cleanup(); err != nil {
 		e.log.Warn("iptables cleanup", zap.Error(err))
 	}
+	// The Service proxy, host ports and network policy keep their chains
+	// when the agent stops (as kube-proxy): remove everything of the prefix.
+	hostclean.IPTablesChains(e.log.Sugar().Warnf, e.chainPfx)
 }
 
 // leftovers lists what the sweep should have removed but is still there.
