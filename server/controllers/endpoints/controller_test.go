@@ -96,6 +96,23 @@ func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 	if ep, _ := cs.CoreV1().Endpoints("default").Get(ctx, "ext", metav1.GetOptions{}); ep.Subsets[0].Ports[0].Port != 6443 {
 		t.Fatalf("hand-written Endpoints were changed: %+v", ep)
 	}
+	// Endpoints marked skip-mirror (the kubernetes Service's) get no slice.
+	_, err = cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "own"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Endpoints("default").Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "own",
+		Labels: map[string]string{discoveryv1.LabelSkipMirror: "true"}},
+		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.11"}},
+			Ports: []corev1.EndpointPort{{Name: "https", Port: 6443, Protocol: corev1.ProtocolTCP}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if sl, _ := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=own"}); len(sl.Items) != 0 {
+		t.Fatalf("skip-mirror Endpoints were mirrored: %+v", sl.Items)
+	}
 	if err := cs.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,9 @@
 //     set and at most 100 endpoints each;
 //   - for a Service without a selector, its hand-written Endpoints are left
 //     alone and mirrored into EndpointSlices (managed-by
-//     endpointslicemirroring-controller.k8s.io), which is how the
-//     `kubernetes` Service's API server endpoints reach every node's proxy.
+//     endpointslicemirroring-controller.k8s.io), unless they carry
+//     endpointslice.kubernetes.io/skip-mirror (the `kubernetes` Service's,
+//     whose slice the API server writes itself).
 //
 // Both reconcile one Service key at a time from the shared cache.
 package endpoints

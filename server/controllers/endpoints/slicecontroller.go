@@ -94,6 +94,10 @@ func (c *SliceController) desired(svc *corev1.Service) (string, []desiredSlice, 
 		if err != nil {
 			return "", nil, err
 		}
+		if ep.Labels[discoveryv1.LabelSkipMirror] == "true" {
+			// Its writer keeps its own slices (the kubernetes Service's).
+			return managedByMirroring, nil, nil
+		}
 		return managedByMirroring, mirrorSlices(ep), nil
 	}
 	pods, err := c.selected(svc)
