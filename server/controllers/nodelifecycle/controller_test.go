@@ -186,6 +186,9 @@ func TestOrphanPodIsDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wantPod("orphan", false)
+	if len(e.c.missing) != 0 {
+		t.Fatalf("quarantine records left: %v", e.c.missing)
+	}
 }
 
 func TestCordonTaint(t *testing.T) {

@@ -96,5 +96,24 @@ func (c *Controller) collectOrphan(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting orphaned pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	c.forgetMissingIfDone(pod)
 	return nil
+}
+
+// forgetMissingIfDone drops the quarantine record of pod's Node once no
+// other pod in the cache is bound to it, so names of Nodes that never come
+// back do not pile up.
+func (c *Controller) forgetMissingIfDone(pod *corev1.Pod) {
+	objs, err := c.pods.ByIndex(podNodeIndex, pod.Spec.NodeName)
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		if o.(*corev1.Pod).UID != pod.UID {
+			return
+		}
+	}
+	c.missingMu.Lock()
+	delete(c.missing, pod.Spec.NodeName)
+	c.missingMu.Unlock()
 }
