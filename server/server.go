@@ -28,6 +28,7 @@ import (
 	"github.com/orch/orch/server/controllers/nodeipam"
 	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 // Run starts `orch server` and blocks until ctx is cancelled or a component
@@ -198,6 +199,10 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
+	chain, err := newAdmissionChain()
+	if err != nil {
+		return nil, fmt.Errorf("admission chain: %w", err)
+	}
 	regCfg := registry.Config{
 		ServiceCIDR:   p.ServiceCIDR,
 		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
@@ -205,7 +210,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	}
 	return apiserver.New(apiserver.Config{
 		Store:            store,
-		Resources:        registry.All(regCfg),
+		Resources:        all.Resources(regCfg),
 		Authenticator:    auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens),
 		Authorizer:       auth.NewAuthorizer(log.Named("authz"), auth.NodeRule(nodeGraph)),
 		Logger:           log,
@@ -216,6 +221,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		ServiceCIDR:      p.ServiceCIDR,
 		Version:          version.Kubernetes(),
 		KubeletClientTLS: kubeletTLS,
+		Admission:        chain,
 	})
 }
 

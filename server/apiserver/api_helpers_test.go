@@ -15,6 +15,7 @@ import (
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 // apiAuthn maps "Authorization: Bearer <name>" to user <name>; no header is
@@ -57,7 +58,7 @@ func newAPIEnv(t *testing.T, history int, mutate func(*Config)) *apiEnv {
 	t.Helper()
 	store := datastore.NewMemStore(history)
 	cfg := Config{
-		Store: store, Resources: registry.All(registry.Config{}),
+		Store: store, Resources: all.Resources(registry.Config{}),
 		Authenticator: apiAuthn{}, Authorizer: apiAuthz{}, Logger: zaptest.NewLogger(t),
 	}
 	if mutate != nil {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/server/admission"
 	"github.com/orch/orch/server/registry"
 )
 
@@ -84,8 +85,15 @@ func (s *Server) create(ctx context.Context, rc *reqCtx, obj runtime.Object, dry
 	if err := s.admitMutating(ctx, rc, obj); err != nil {
 		return nil, err
 	}
+	attrs := s.admissionAttributes(ctx, rc, admission.Create, obj, nil, dryRun)
+	if err := s.admit(ctx, rc, attrs); err != nil {
+		return nil, err
+	}
 	rc.res.Strategy.PrepareForCreate(ctx, obj)
 	if err := validateCreate(ctx, rc.res, obj); err != nil {
+		return nil, err
+	}
+	if err := s.validateAdmission(ctx, rc, attrs); err != nil {
 		return nil, err
 	}
 	if dryRun {

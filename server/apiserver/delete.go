@@ -182,6 +182,9 @@ func (s *Server) deleteObject(ctx context.Context, rc *reqCtx, name string, opts
 		if err := checkPreconditions(rc, name, opts, cur, kv); err != nil {
 			return nil, err
 		}
+		if err := s.admitDelete(ctx, rc, name, cur, opts, dryRun); err != nil {
+			return nil, err
+		}
 		obj := cur.DeepCopyObject()
 		pending := markDeletion(obj, opts)
 		if dryRun {

@@ -12,6 +12,7 @@ import (
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 // metaAllowAll authenticates every request as an admin and allows everything.
@@ -33,7 +34,7 @@ func newMetaTestServer(t *testing.T, mutate func(*Config)) (*Server, datastore.S
 	t.Cleanup(func() { _ = store.Close() })
 	_, cidr, _ := net.ParseCIDR("10.43.0.0/16")
 	cfg := Config{
-		Store: store, Resources: registry.All(registry.Config{ServiceCIDR: cidr}),
+		Store: store, Resources: all.Resources(registry.Config{ServiceCIDR: cidr}),
 		Authenticator: metaAllowAll{}, Authorizer: metaAllowAll{}, Logger: zaptest.NewLogger(t),
 		AdvertiseAddress: net.ParseIP("10.0.0.5"), SecurePort: 6443, ServiceCIDR: cidr,
 	}

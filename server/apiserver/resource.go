@@ -21,6 +21,8 @@ type reqCtx struct {
 	name  string
 	query url.Values
 	out   output
+	// warn adds a Warning header to the response (admission warnings).
+	warn func(msg string)
 }
 
 type resourceHandler func(http.ResponseWriter, *http.Request, *reqCtx)
@@ -32,7 +34,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		s.writeError(w, r, notFoundPath())
 		return
 	}
-	rc := &reqCtx{res: res, info: info, gr: groupResource(res), name: info.Name, query: r.URL.Query()}
+	rc := &reqCtx{res: res, info: info, gr: groupResource(res), name: info.Name, query: r.URL.Query(),
+		warn: func(msg string) { addWarning(w, msg) }}
 	if res.Namespaced {
 		rc.ns = info.Namespace
 		if rc.ns == "" && info.Name != "" {

@@ -13,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/server/admission"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 // DefaultMaxRequestBodyBytes is the request body limit when Config leaves it 0.
@@ -24,7 +26,7 @@ const DefaultMaxRequestBodyBytes = 3 << 20
 type Config struct {
 	Store               datastore.Store
 	Resources           []*registry.Resource
-	Scheme              *runtime.Scheme // nil = registry.NewScheme()
+	Scheme              *runtime.Scheme // nil = all.NewScheme()
 	Authenticator       auth.Authenticator
 	Authorizer          auth.Authorizer
 	Logger              *zap.Logger
@@ -39,6 +41,9 @@ type Config struct {
 	// cluster CA) for proxying pods/log, exec, attach and portforward to node
 	// agents; nil = those answer 503.
 	KubeletClientTLS *tls.Config
+	// Admission is the admission chain every create, update and delete
+	// passes; nil admits everything.
+	Admission *admission.Chain
 }
 
 // Server is the Kubernetes REST handler. Create it with New.
@@ -69,7 +74,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Scheme == nil {
-		cfg.Scheme = registry.NewScheme()
+		cfg.Scheme = all.NewScheme()
 	}
 	if cfg.MaxRequestBodyBytes <= 0 {
 		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes

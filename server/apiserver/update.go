@@ -90,7 +90,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 		if err != nil {
 			return nil, err
 		}
-		conditional, err := s.prepareUpdate(ctx, rc, mode, obj, cur, kv)
+		conditional, err := s.admitUpdate(ctx, rc, mode, obj, cur, kv, dryRun)
 		if err != nil {
 			return nil, err
 		}

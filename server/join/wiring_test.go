@@ -27,6 +27,7 @@ import (
 	"github.com/orch/orch/server/controllers/nodeipam"
 	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 // TestServerWiring wires the pieces the way orch server does: the join
@@ -47,7 +48,7 @@ func TestServerWiring(t *testing.T) {
 	defer store.Close()
 
 	graph := &auth.LateGraph{}
-	api, err := apiserver.New(apiserver.Config{Store: store, Resources: registry.All(registry.Config{}),
+	api, err := apiserver.New(apiserver.Config{Store: store, Resources: all.Resources(registry.Config{}),
 		Authenticator: auth.NewCertAuthenticator(bundle.CAPool()),
 		Authorizer:    auth.NewAuthorizer(log.Named("authz"), auth.NodeRule(graph)), Logger: log})
 	if err != nil {

@@ -25,6 +25,12 @@ import (
 // WatchEvent) and the meta internal version used to decode list options.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
+	utilruntime.Must(addLegacyToScheme(s))
+	return s
+}
+
+// addLegacyToScheme registers the types of this package's groups.
+func addLegacyToScheme(s *runtime.Scheme) error {
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
@@ -41,10 +47,12 @@ func NewScheme() *runtime.Scheme {
 		metainternalversion.AddToScheme,
 	}
 	for _, add := range adders {
-		utilruntime.Must(add(s))
+		if err := add(s); err != nil {
+			return err
+		}
 	}
 	// Unversioned meta types (Status, APIGroupList...) and the options types in
 	// the "v1" core version, as kube-apiserver's legacy scheme does.
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return s
+	return nil
 }

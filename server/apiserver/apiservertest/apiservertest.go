@@ -16,6 +16,7 @@ import (
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 // allowAll authenticates every request as a system:masters user and
@@ -36,7 +37,7 @@ func Start(t testing.TB) (*apiserver.Server, *rest.Config) {
 	t.Helper()
 	store := datastore.NewMemStore(1000)
 	t.Cleanup(func() { _ = store.Close() })
-	api, err := apiserver.New(apiserver.Config{Store: store, Resources: registry.All(registry.Config{}),
+	api, err := apiserver.New(apiserver.Config{Store: store, Resources: all.Resources(registry.Config{}),
 		Authenticator: allowAll{}, Authorizer: allowAll{}, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/orch/orch/server/openapi"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/all"
 )
 
 func main() {
@@ -39,7 +40,7 @@ func main() {
 }
 
 func run(specDir, outDir string) error {
-	s := newServed(registry.All(registry.Config{}), openapi.ExtraSubresources())
+	s := newServed(all.Resources(registry.Config{}), openapi.ExtraSubresources())
 	// Remove what an earlier run wrote (keep README.md).
 	for _, old := range []string{"v3", "v2.json.gz", "v2.pb.gz", "index.json"} {
 		if err := os.RemoveAll(filepath.Join(outDir, old)); err != nil {

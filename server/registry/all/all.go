@@ -1,0 +1,33 @@
+package all
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/orch/orch/server/registry"
+)
+
+// Groups lists every statically served group, in discovery order.
+func Groups() []registry.Group {
+	return []registry.Group{
+		registry.Legacy(),
+	}
+}
+
+// Resources returns the resources of every group.
+func Resources(cfg registry.Config) []*registry.Resource {
+	var out []*registry.Resource
+	for _, g := range Groups() {
+		out = append(out, g.Resources(cfg)...)
+	}
+	return out
+}
+
+// NewScheme returns a scheme with the types of every group.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, g := range Groups() {
+		utilruntime.Must(g.AddToScheme(s))
+	}
+	return s
+}
