@@ -21,6 +21,7 @@ import (
 	"github.com/orch/orch/server/controllers/replicaset"
 	"github.com/orch/orch/server/controllers/resourcequota"
 	"github.com/orch/orch/server/controllers/schedloop"
+	"github.com/orch/orch/server/controllers/serviceaccount"
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
@@ -58,6 +59,10 @@ func sharedControllers() []sharedController {
 		{"endpoints", func(kc *kit.Context) (runner, error) { return endpoints.New(kc) }},
 		{"endpointslice", func(kc *kit.Context) (runner, error) { return endpoints.NewSlices(kc) }},
 		{"servicelb", func(kc *kit.Context) (runner, error) { return servicelb.New(kc) }},
+		{"serviceaccount", func(kc *kit.Context) (runner, error) { return serviceaccount.New(kc) }},
+		{"root-ca-cert-publisher", func(kc *kit.Context) (runner, error) {
+			return serviceaccount.NewRootCA(kc, kc.Options.ClusterCAPEM)
+		}},
 		// controllers: one entry each, keep this marker line last
 	}
 }

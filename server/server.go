@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	loops, stopInProcess, err := startInProcess(cfg, api, nodeGraph, log)
+	loops, stopInProcess, err := startInProcess(cfg, api, nodeGraph, bundle.CAPEM(), log)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 // startInProcess starts what runs in-process on every server over the
 // loopback client (the pod cache behind node authorization) and builds the
 // leader-only controllers, which leaderTasks runs. It returns a stop func.
-func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, log *zap.Logger) ([]controller, func(), error) {
+func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, caPEM []byte, log *zap.Logger) ([]controller, func(), error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
@@ -134,7 +134,7 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 	shared := selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager)
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
-			return runShared(ctx, loopClient, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir}, log)
+			return runShared(ctx, loopClient, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir, ClusterCAPEM: caPEM}, log)
 		}})
 	}
 	podGraph, stopGraph := auth.StartPodGraph(loopClient)
@@ -208,11 +208,19 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
 		ClusterDomain: cfg.ClusterDomain,
 	}
+	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
+	if err != nil {
+		return nil, err
+	}
+	authn := auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens, sa.authenticator)
 	return apiserver.New(apiserver.Config{
 		Store:            store,
 		Resources:        all.Resources(regCfg),
-		Authenticator:    auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens),
-		Authorizer:       auth.NewAuthorizer(log.Named("authz"), auth.NodeRule(nodeGraph)),
+		Virtual:          sa.reviews(authn),
+		TokenIssuer:      sa.issuer,
+		APIAudiences:     sa.issuer.APIAudiences(),
+		Authenticator:    authn,
+		Authorizer:       auth.NewAuthorizer(log.Named("authz"), auth.NodeRule(nodeGraph), auth.SelfReviews()),
 		Logger:           log,
 		Ready:            readiness(store, ready),
 		AdvertiseAddress: p.Advertise,

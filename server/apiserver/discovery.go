@@ -84,7 +84,7 @@ func apiResources(resources []*registry.Resource, gv schema.GroupVersion) []meta
 		}
 		out = append(out, metav1.APIResource{
 			Name: r.Resource, SingularName: r.SingularName, Namespaced: r.Namespaced, Kind: r.Kind,
-			Verbs: allVerbs, ShortNames: r.ShortNames, Categories: r.Categories,
+			Verbs: verbsOf(r), ShortNames: r.ShortNames, Categories: r.Categories,
 			StorageVersionHash: storageVersionHash(gv.Group, gv.Version, r.Kind),
 		})
 		for _, sub := range subresourcesOf(r) {

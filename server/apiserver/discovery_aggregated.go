@@ -76,7 +76,7 @@ func versionDiscovery(resources []*registry.Resource, gv schema.GroupVersion) ap
 		}
 		rd := apidiscoveryv2.APIResourceDiscovery{
 			Resource: r.Resource, ResponseKind: &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: r.Kind},
-			Scope: scope, SingularResource: r.SingularName, Verbs: allVerbs,
+			Scope: scope, SingularResource: r.SingularName, Verbs: verbsOf(r),
 			ShortNames: r.ShortNames, Categories: r.Categories,
 		}
 		for _, sub := range subresourcesOf(r) {

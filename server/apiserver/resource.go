@@ -70,6 +70,8 @@ func (s *Server) route(rc *reqCtx) (resourceHandler, error) {
 	verb, sub := rc.info.Verb, rc.info.Subresource
 	var h resourceHandler
 	switch {
+	case rc.res.Verbs != nil:
+		return s.routeVirtual(rc)
 	case sub == "":
 		h = map[string]resourceHandler{
 			"get": s.handleGet, "list": s.handleList, "watch": s.handleWatch,
@@ -89,6 +91,8 @@ func (s *Server) route(rc *reqCtx) (resourceHandler, error) {
 		h = map[string]resourceHandler{"create": s.handleEviction}[verb]
 	case podProxySubresources[sub] && rc.gr == podsGR:
 		h = s.podProxyRoute(sub, verb)
+	case sub == "token" && rc.gr == serviceAccountsGR:
+		h = map[string]resourceHandler{"create": s.handleTokenRequest}[verb]
 	case sub == "finalize" && rc.res == s.namespaces && s.namespaces != nil:
 		h = map[string]resourceHandler{"update": s.handleFinalize}[verb]
 	default:

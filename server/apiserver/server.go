@@ -44,6 +44,13 @@ type Config struct {
 	// Admission is the admission chain every create, update and delete
 	// passes; nil admits everything.
 	Admission *admission.Chain
+	// TokenIssuer signs ServiceAccount tokens (serviceaccounts/token);
+	// APIAudiences are the audiences the API server accepts, the default of
+	// a TokenRequest. nil = the subresource answers 503.
+	TokenIssuer  TokenIssuer
+	APIAudiences []string
+	// Virtual are create-only resources that are never stored (review APIs).
+	Virtual []Virtual
 }
 
 // Server is the Kubernetes REST handler. Create it with New.
@@ -60,6 +67,7 @@ type Server struct {
 	dec        decoders
 	handler    http.Handler
 	kubelet    *kubeletClient // nil without Config.KubeletClientTLS
+	virtual    map[schema.GroupVersionResource]VirtualCreate
 }
 
 // New checks cfg and builds a Server.
@@ -87,7 +95,13 @@ func New(cfg Config) (*Server, error) {
 		resources: cfg.Resources,
 		byGVR:     make(map[schema.GroupVersionResource]*registry.Resource, len(cfg.Resources)),
 	}
-	for _, r := range cfg.Resources {
+	all := cfg.Resources
+	for _, v := range cfg.Virtual {
+		all = append(all, v.Resource)
+	}
+	s.resources = all
+	s.virtual = virtualIndex(cfg.Virtual)
+	for _, r := range all {
 		if r == nil || r.Strategy == nil || r.New == nil || r.NewList == nil {
 			return nil, fmt.Errorf("apiserver: resource %v is incomplete (needs Strategy, New, NewList)", r)
 		}

@@ -11,6 +11,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is additional information the authenticator provides
+	// (e.g. the pod a ServiceAccount token is bound to).
+	Extra map[string][]string
 }
 
 // Attributes describe one API request for authorization, like

@@ -28,6 +28,10 @@ type Resource struct {
 	// Scale, when set, serves <resource>/scale as autoscaling/v1 Scale.
 	Scale *ScaleAccess
 
+	// Verbs, when set, are the only verbs served (create-only review APIs
+	// such as TokenReview); nil = every verb of a stored resource.
+	Verbs []string
+
 	New     func() runtime.Object // empty object of Kind
 	NewList func() runtime.Object // empty list of Kind
 

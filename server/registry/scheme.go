@@ -2,6 +2,7 @@ package registry
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -34,6 +35,7 @@ func addLegacyToScheme(s *runtime.Scheme) error {
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
+		authenticationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
 		batchv1.AddToScheme,
 		coordinationv1.AddToScheme,

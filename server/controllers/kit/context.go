@@ -37,6 +37,9 @@ type Options struct {
 	// DataDir is the server's data dir (local-path volumes live under it on
 	// each node: the agent's data dir).
 	DataDir string
+	// ClusterCAPEM is the cluster CA certificate (published in every
+	// namespace as kube-root-ca.crt).
+	ClusterCAPEM []byte
 }
 
 // New builds a Context over client. Call Start once every controller has

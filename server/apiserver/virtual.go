@@ -1,0 +1,72 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orch/orch/server/registry"
+)
+
+// VirtualCreate answers a create of a resource that is never stored (the
+// review APIs: TokenReview, SubjectAccessReview, SelfSubjectReview, …):
+// it gets the decoded object and returns the object with its status.
+type VirtualCreate func(ctx context.Context, obj runtime.Object) (runtime.Object, error)
+
+// Virtual is a create-only resource and its handler.
+type Virtual struct {
+	Resource *registry.Resource // must set Verbs to []string{"create"}
+	Create   VirtualCreate
+}
+
+// verbsOf is the discovery verbs of r.
+func verbsOf(r *registry.Resource) metav1.Verbs {
+	if r.Verbs != nil {
+		return r.Verbs
+	}
+	return allVerbs
+}
+
+// routeVirtual serves the verbs of a resource with a Verbs list: only a
+// create of the collection, handled by its VirtualCreate.
+func (s *Server) routeVirtual(rc *reqCtx) (resourceHandler, error) {
+	create := s.virtual[rc.res.GroupVersion.WithResource(rc.res.Resource)]
+	if rc.info.Verb != "create" || rc.info.Subresource != "" || rc.name != "" || create == nil ||
+		!slices.Contains(rc.res.Verbs, "create") {
+		return nil, apierrors.NewMethodNotSupported(rc.gr, rc.info.Verb)
+	}
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+		obj, err := s.decodeRequest(w, r, rc, rc.res.GroupVersion.WithKind(rc.res.Kind))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if rc.res.Namespaced {
+			if err := matchNamespace(rc, objectMeta(obj)); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		out, err := create(r.Context(), obj)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		setTypeMeta(rc.res, out)
+		s.writeJSON(w, r, http.StatusCreated, out)
+	}, nil
+}
+
+// virtualIndex indexes the virtual resources by group, version and resource.
+func virtualIndex(vs []Virtual) map[schema.GroupVersionResource]VirtualCreate {
+	m := make(map[schema.GroupVersionResource]VirtualCreate, len(vs))
+	for _, v := range vs {
+		m[v.Resource.GroupVersion.WithResource(v.Resource.Resource)] = v.Create
+	}
+	return m
+}

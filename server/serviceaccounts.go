@@ -1,0 +1,39 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/internal/pki"
+	"github.com/orch/orch/server/apiserver"
+	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/auth/satoken"
+	"github.com/orch/orch/server/reviews"
+)
+
+// saTokens is the ServiceAccount token machinery of one server: the
+// signing key beside the CA, the issuer and the authenticator.
+type saTokens struct {
+	issuer        *satoken.Issuer
+	authenticator *satoken.Authenticator
+}
+
+func newServiceAccountTokens(bundle *pki.Bundle, store datastore.Store, clusterDomain string) (*saTokens, error) {
+	key, err := pki.LoadOrCreateServiceAccountKey(bundle.Dir())
+	if err != nil {
+		return nil, fmt.Errorf("service account signing key: %w", err)
+	}
+	iss, err := satoken.NewIssuer(key, satoken.DefaultIssuer(clusterDomain), nil)
+	if err != nil {
+		return nil, err
+	}
+	authn := satoken.NewAuthenticator(&key.PublicKey, iss.IssuerURL(), iss.APIAudiences(), satoken.StoreObjects{Store: store})
+	return &saTokens{issuer: iss, authenticator: authn}, nil
+}
+
+// reviews are TokenReview (answered by the whole authenticator chain) and
+// SelfSubjectReview.
+func (t *saTokens) reviews(chain auth.Authenticator) []apiserver.Virtual {
+	return reviews.Authentication(reviews.ChainTokens{Chain: chain, ServiceAccount: t.authenticator,
+		APIAudiences: t.issuer.APIAudiences()})
+}
