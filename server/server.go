@@ -199,7 +199,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
-	chain, err := newAdmissionChain()
+	chain, err := newAdmissionChain(store)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}

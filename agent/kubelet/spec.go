@@ -61,8 +61,11 @@ func containerMounts(pod *corev1.Pod, c *corev1.Container, vols map[string]volum
 }
 
 // APISources reads ConfigMaps and Secrets from the API (the node authorizer
-// allows those its pods reference).
-func APISources(client kubernetes.Interface) envvars.Sources { return apiSources{client} }
+// allows those its pods reference) and mints the tokens of projected
+// serviceAccountToken volumes (TokenRequest, bound to the pod).
+func APISources(client kubernetes.Interface) envvars.Sources {
+	return tokenSources{apiSources: apiSources{client}, tokenManager: newTokenManager(client)}
+}
 
 // withUnified adds the cgroup v2 settings every container gets.
 func (k *Kubelet) withUnified(r runtime.Resources) runtime.Resources {

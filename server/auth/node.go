@@ -63,6 +63,8 @@ func (r *nodeRule) decide(ctx context.Context, a Attributes) (Decision, string, 
 		return r.pods(ctx, node, a)
 	case "/secrets", "/configmaps", "/persistentvolumeclaims":
 		return r.referenced(ctx, node, a)
+	case "/serviceaccounts":
+		return r.serviceAccounts(ctx, node, a)
 	case "/persistentvolumes":
 		return r.volumes(ctx, node, a)
 	case "/services", "/endpoints", "/namespaces", "discovery.k8s.io/endpointslices",

@@ -164,9 +164,9 @@ func (l *LateGraph) VolumeNode(ctx context.Context, name string) (string, bool, 
 	return "", false, nil
 }
 
-// PodReferences reports whether pod refers to the named secret, configmap
-// or persistentvolumeclaim (volumes, projections, env, envFrom, image pull
-// secrets, generic ephemeral volumes).
+// PodReferences reports whether pod refers to the named secret, configmap,
+// persistentvolumeclaim (volumes, projections, env, envFrom, image pull
+// secrets, generic ephemeral volumes) or serviceaccount.
 func PodReferences(pod *corev1.Pod, resource, name string) bool {
 	found := false
 	visitPodRefs(pod, func(res, n string) {
@@ -178,6 +178,9 @@ func PodReferences(pod *corev1.Pod, resource, name string) bool {
 }
 
 func visitPodRefs(pod *corev1.Pod, visit func(resource, name string)) {
+	if pod.Spec.ServiceAccountName != "" {
+		visit("serviceaccounts", pod.Spec.ServiceAccountName)
+	}
 	for _, s := range pod.Spec.ImagePullSecrets {
 		visit("secrets", s.Name)
 	}

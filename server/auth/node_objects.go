@@ -78,6 +78,17 @@ func (r *nodeRule) referenced(ctx context.Context, node string, a Attributes) (D
 	return Allow, "referenced by a pod bound to node " + node, nil
 }
 
+// serviceAccounts: a node may read the ServiceAccounts of its pods and
+// request their tokens (projected serviceAccountToken volumes).
+func (r *nodeRule) serviceAccounts(ctx context.Context, node string, a Attributes) (Decision, string, error) {
+	if a.Subresource == "token" && a.Verb == "create" {
+		b := a
+		b.Subresource, b.Verb = "", "get"
+		return r.referenced(ctx, node, b)
+	}
+	return r.referenced(ctx, node, a)
+}
+
 // leases: a node's own Lease in kube-node-lease.
 func (r *nodeRule) leases(node string, a Attributes) (Decision, string, error) {
 	if a.Namespace != NodeLeaseNamespace || a.Subresource != "" {

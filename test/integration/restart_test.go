@@ -78,6 +78,15 @@ func TestRestartKeepsEveryObject(t *testing.T) {
 	s := testutil.StartServer(t, testutil.Options{Quiet: true})
 	ctx, cs := ctxT(t), s.Clientset
 	ns := newNamespace(t, cs)
+	// The namespace's controller-made objects exist before the snapshots.
+	waitFor(t, "kube-root-ca.crt", func() error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Get(ctxT(t), "kube-root-ca.crt", metav1.GetOptions{})
+		return err
+	})
+	waitFor(t, "default ServiceAccount", func() error {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctxT(t), "default", metav1.GetOptions{})
+		return err
+	})
 	for i := range 20 {
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm(ns, fmt.Sprintf("cm-%d", i), map[string]string{"i": fmt.Sprint(i)}), metav1.CreateOptions{})
 		must(t, err, "create configmap")
