@@ -45,6 +45,7 @@ func TestAgent(t *testing.T) {
 	t.Run("OOMKilled", func(t *testing.T) { oomKilled(t, cs, e) })
 	t.Run("LivenessRestarts", func(t *testing.T) { livenessRestarts(t, e, cs) })
 	t.Run("ConfigMapUpdateReachesFile", func(t *testing.T) { configMapUpdate(t, e, cs) })
+	t.Run("ServiceAccountToken", func(t *testing.T) { serviceAccountToken(t, e, cs) })
 	t.Run("RestartAdoptsContainers", func(t *testing.T) { restartAdopts(t, e, cs) })
 	t.Run("HostNetworkPod", func(t *testing.T) { hostNetworkPod(t, e, cs) })
 	t.Run("DeleteLeavesNothing", func(t *testing.T) { deleteLeavesNothing(t, e, cs) })

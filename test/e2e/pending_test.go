@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,9 +50,12 @@ func TestOversizedPodPending(t *testing.T) {
 		t.Fatalf("oversized pod placed: node %q phase %s", p.Spec.NodeName, p.Status.Phase)
 	}
 	out := newKubectl(t, e).must("", "describe", "pod", "huge")
-	for _, w := range []string{"FailedScheduling", want, "Status:       Pending"} {
+	for _, w := range []string{"FailedScheduling", want} {
 		if !strings.Contains(out, w) {
 			t.Errorf("kubectl describe pod huge lacks %q:\n%s", w, out)
 		}
+	}
+	if !regexp.MustCompile(`(?m)^Status:\s+Pending$`).MatchString(out) {
+		t.Errorf("kubectl describe pod huge lacks Status: Pending:\n%s", out)
 	}
 }

@@ -38,6 +38,7 @@ func TestKubectl(t *testing.T) {
 		{"Errors", testErrors},
 		{"ImperativeCreate", testImperativeCreate},
 		{"DiffAndEdit", testDiffEdit},
+		{"ServiceAccountsAndTokens", testServiceAccounts},
 	}
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range tests {
