@@ -16,6 +16,7 @@ import (
 type saTokens struct {
 	issuer        *satoken.Issuer
 	authenticator *satoken.Authenticator
+	oidc          *apiserver.OIDCDocuments
 }
 
 func newServiceAccountTokens(bundle *pki.Bundle, store datastore.Store, clusterDomain string) (*saTokens, error) {
@@ -28,7 +29,11 @@ func newServiceAccountTokens(bundle *pki.Bundle, store datastore.Store, clusterD
 		return nil, err
 	}
 	authn := satoken.NewAuthenticator(&key.PublicKey, iss.IssuerURL(), iss.APIAudiences(), satoken.StoreObjects{Store: store})
-	return &saTokens{issuer: iss, authenticator: authn}, nil
+	config, jwks, err := iss.OIDCDocuments()
+	if err != nil {
+		return nil, fmt.Errorf("service account issuer discovery: %w", err)
+	}
+	return &saTokens{issuer: iss, authenticator: authn, oidc: &apiserver.OIDCDocuments{Config: config, JWKS: jwks}}, nil
 }
 
 // reviews are TokenReview (answered by the whole authenticator chain) and

@@ -24,6 +24,8 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 		h = s.serveOpenAPI
 	case p == "/api" || p == "/apis" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/"):
 		h = s.serveDiscovery
+	case (p == "/.well-known/openid-configuration" || p == "/openid/v1/jwks") && s.cfg.OIDC != nil:
+		h = s.serveOIDC
 	default:
 		return false
 	}
@@ -43,4 +45,17 @@ func methodNotAllowed(method, path string) error {
 		Reason:  metav1.StatusReasonMethodNotAllowed,
 		Message: "the server does not allow method " + method + " on path " + path + "; only GET is supported",
 	}}
+}
+
+// serveOIDC serves the ServiceAccount issuer discovery documents.
+func (s *Server) serveOIDC(w http.ResponseWriter, r *http.Request) error {
+	body, ct := s.cfg.OIDC.Config, "application/json"
+	if strings.HasPrefix(r.URL.Path, "/openid/") {
+		body, ct = s.cfg.OIDC.JWKS, "application/jwk-set+json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body)
+	return err
 }

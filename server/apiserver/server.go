@@ -51,6 +51,14 @@ type Config struct {
 	APIAudiences []string
 	// Virtual are create-only resources that are never stored (review APIs).
 	Virtual []Virtual
+	// OIDC holds the ServiceAccount issuer discovery documents served at
+	// /.well-known/openid-configuration and /openid/v1/jwks (nil: 404).
+	OIDC *OIDCDocuments
+}
+
+// OIDCDocuments are the OpenID provider configuration and key set.
+type OIDCDocuments struct {
+	Config, JWKS []byte
 }
 
 // Server is the Kubernetes REST handler. Create it with New.

@@ -72,6 +72,7 @@ func testServiceAccountTokens(t *testing.T, s *testutil.Server) {
 	if other.Status.Authenticated {
 		t.Fatalf("token accepted for audience vault: %+v", other.Status)
 	}
+	testServiceAccountAccess(t, s, ns, tr.Status.Token)
 	testBoundToken(t, s, ns)
 	testBadTokenRequests(t, s, ns)
 	must(t, sas.Delete(ctx, "robot", metav1.DeleteOptions{}), "delete sa")
@@ -161,3 +162,28 @@ func waitFor(t *testing.T, what string, f func() error) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// testServiceAccountAccess: with only the default policy a ServiceAccount
+// reads discovery, version and the OIDC documents, and nothing else (403
+// naming the user, verb, resource and namespace).
+func testServiceAccountAccess(t *testing.T, s *testutil.Server, ns, token string) {
+	cs := saClient(t, s, token)
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		t.Fatalf("/version with a ServiceAccount token: %v", err)
+	}
+	if _, err := cs.Discovery().ServerGroups(); err != nil {
+		t.Fatalf("discovery with a ServiceAccount token: %v", err)
+	}
+	for _, p := range []string{"/.well-known/openid-configuration", "/openid/v1/jwks"} {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath(p).DoRaw(ctxT(t))
+		if err != nil || !strings.Contains(string(body), "kubernetes.default.svc") && !strings.Contains(string(body), `"keys"`) {
+			t.Fatalf("GET %s: %s %v", p, body, err)
+		}
+	}
+	_, err := cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{})
+	st := wantCode(t, err, 403, "list pods with no role")
+	want := `pods is forbidden: User "system:serviceaccount:` + ns + `:robot" cannot list resource "pods" in API group "" in the namespace "` + ns + `"`
+	if !strings.HasPrefix(st.Message, want) {
+		t.Fatalf("403 message %q, want it to start with %q", st.Message, want)
+	}
+}
