@@ -63,6 +63,9 @@ func sharedControllers() []sharedController {
 		{"root-ca-cert-publisher", func(kc *kit.Context) (runner, error) {
 			return serviceaccount.NewRootCA(kc, kc.Options.ClusterCAPEM)
 		}},
+		{"serviceaccount-token", func(kc *kit.Context) (runner, error) {
+			return serviceaccount.NewTokens(kc, kc.Options.IssueLegacyToken, kc.Options.ClusterCAPEM)
+		}},
 		// controllers: one entry each, keep this marker line last
 	}
 }

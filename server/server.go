@@ -55,11 +55,15 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 
 	ready := newReadyState()
 	nodeGraph := &auth.LateGraph{}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, ready, nodeGraph, log)
+	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	loops, stopInProcess, err := startInProcess(cfg, api, nodeGraph, bundle.CAPEM(), log)
+	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, nodeGraph, log)
+	if err != nil {
+		return err
+	}
+	loops, stopInProcess, err := startInProcess(cfg, api, nodeGraph, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
 	if err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 // startInProcess starts what runs in-process on every server over the
 // loopback client (the pod cache behind node authorization) and builds the
 // leader-only controllers, which leaderTasks runs. It returns a stop func.
-func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, caPEM []byte, log *zap.Logger) ([]controller, func(), error) {
+func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, tls controllerTLS, log *zap.Logger) ([]controller, func(), error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
@@ -134,7 +138,8 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 	shared := selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager)
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
-			return runShared(ctx, loopClient, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir, ClusterCAPEM: caPEM}, log)
+			return runShared(ctx, loopClient, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
+				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy}, log)
 		}})
 	}
 	podGraph, stopGraph := auth.StartPodGraph(loopClient)
@@ -190,7 +195,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 }
 
 func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
-	ready *readyState, nodeGraph auth.NodeGraph, log *zap.Logger) (*apiserver.Server, error) {
+	sa *saTokens, ready *readyState, nodeGraph auth.NodeGraph, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
@@ -207,10 +212,6 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		ServiceCIDR:   p.ServiceCIDR,
 		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
 		ClusterDomain: cfg.ClusterDomain,
-	}
-	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
-	if err != nil {
-		return nil, err
 	}
 	authn := auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens, sa.authenticator)
 	return apiserver.New(apiserver.Config{

@@ -42,3 +42,14 @@ func (t *saTokens) reviews(chain auth.Authenticator) []apiserver.Virtual {
 	return reviews.Authentication(reviews.ChainTokens{Chain: chain, ServiceAccount: t.authenticator,
 		APIAudiences: t.issuer.APIAudiences()})
 }
+
+// issueLegacy signs the token of a kubernetes.io/service-account-token Secret.
+func (t *saTokens) issueLegacy(namespace, saName, saUID, secretName string) (string, error) {
+	return t.issuer.IssueLegacy(namespace, satoken.Ref{Name: saName, UID: saUID}, secretName)
+}
+
+// controllerTLS is the key material the leader's controllers need.
+type controllerTLS struct {
+	caPEM []byte
+	sa    *saTokens
+}

@@ -41,6 +41,45 @@ func TestServiceAccountDefaults(t *testing.T) {
 	}
 }
 
+// TestLegacyServiceAccountTokenSecret: a kubernetes.io/service-account-token
+// Secret gets its token, ca.crt and namespace; the token authenticates
+// until the ServiceAccount is deleted, which deletes the Secret too.
+func TestLegacyServiceAccountTokenSecret(t *testing.T) {
+	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--disable-agent"}})
+	ctx := ctxT(t)
+	ns := newNamespace(t, s.Clientset)
+	_, err := s.Clientset.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci"}}, metav1.CreateOptions{})
+	must(t, err, "create sa")
+	_, err = s.Clientset.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ci-token",
+		Annotations: map[string]string{corev1.ServiceAccountNameKey: "ci"}}, Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+	must(t, err, "create token secret")
+	var token string
+	waitFor(t, "the token secret to be populated", func() error {
+		sec, err := s.Clientset.CoreV1().Secrets(ns).Get(ctx, "ci-token", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		token = string(sec.Data["token"])
+		if token == "" || string(sec.Data["namespace"]) != ns || !strings.Contains(string(sec.Data["ca.crt"]), "BEGIN CERTIFICATE") {
+			return errString("not populated yet")
+		}
+		return nil
+	})
+	if who := whoami(t, s, token); who.Username != "system:serviceaccount:"+ns+":ci" {
+		t.Fatalf("legacy token is %+v", who)
+	}
+	must(t, s.Clientset.CoreV1().ServiceAccounts(ns).Delete(ctx, "ci", metav1.DeleteOptions{}), "delete sa")
+	waitFor(t, "the token secret to be deleted with its ServiceAccount", func() error {
+		_, err := s.Clientset.CoreV1().Secrets(ns).Get(ctx, "ci-token", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return errString("still there")
+	})
+	_, err = saClient(t, s, token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	wantCode(t, err, 401, "legacy token of a deleted ServiceAccount")
+}
+
 // testServiceAccountTokens: TokenRequest, the token authenticating as the
 // ServiceAccount (SelfSubjectReview), TokenReview, bound tokens and
 // revocation by deletion, bad requests.

@@ -53,7 +53,14 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*auth.User, bool, 
 
 // AuthenticateToken checks tok. audiences overrides the API audiences (TokenReview's spec.audiences).
 func (a *Authenticator) AuthenticateToken(ctx context.Context, tok string, audiences []string) (*auth.User, bool, error) {
-	if !looksLikeJWT(tok) || peekIssuer(tok) != a.issuer {
+	if !looksLikeJWT(tok) {
+		return nil, false, nil
+	}
+	switch peekIssuer(tok) {
+	case a.issuer:
+	case LegacyIssuer:
+		return a.authenticateLegacy(ctx, tok)
+	default:
 		return nil, false, nil // someone else's token
 	}
 	var c Claims

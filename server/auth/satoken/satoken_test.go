@@ -111,3 +111,34 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("token of a deleted pod: %v", err)
 	}
 }
+
+func TestLegacyTokens(t *testing.T) {
+	key := newKey(t)
+	iss, _ := NewIssuer(key, "https://kubernetes.default.svc.cluster.local", nil)
+	tok, err := iss.IssueLegacy("ns", Ref{Name: "sa", UID: "sa-uid"}, "sa-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := memObjects{
+		sas:     map[string]*corev1.ServiceAccount{"ns/sa": {ObjectMeta: metav1.ObjectMeta{Name: "sa", UID: "sa-uid"}}},
+		secrets: map[string]*corev1.Secret{"ns/sa-token": {ObjectMeta: metav1.ObjectMeta{Name: "sa-token"}, Data: map[string][]byte{"token": []byte(tok)}}},
+	}
+	authn := NewAuthenticator(&key.PublicKey, iss.IssuerURL(), iss.APIAudiences(), objs)
+	u, ok, err := authn.AuthenticateToken(context.Background(), tok, nil)
+	if !ok || err != nil || u.Name != "system:serviceaccount:ns:sa" {
+		t.Fatalf("legacy token: %v %v %+v", ok, err, u)
+	}
+	objs.secrets["ns/sa-token"].Data["token"] = []byte("rotated")
+	if _, _, err := authn.AuthenticateToken(context.Background(), tok, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("token no longer in its secret: %v", err)
+	}
+	delete(objs.secrets, "ns/sa-token")
+	if _, _, err := authn.AuthenticateToken(context.Background(), tok, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("token of a deleted secret: %v", err)
+	}
+	forged, _ := NewIssuer(newKey(t), "x", nil)
+	ftok, _ := forged.IssueLegacy("ns", Ref{Name: "sa", UID: "sa-uid"}, "sa-token")
+	if _, _, err := authn.AuthenticateToken(context.Background(), ftok, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("forged legacy token: %v", err)
+	}
+}

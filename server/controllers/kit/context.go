@@ -40,6 +40,9 @@ type Options struct {
 	// ClusterCAPEM is the cluster CA certificate (published in every
 	// namespace as kube-root-ca.crt).
 	ClusterCAPEM []byte
+	// IssueLegacyToken signs the token of a kubernetes.io/service-account-token
+	// Secret (the tokens controller); nil disables that controller.
+	IssueLegacyToken func(namespace, saName, saUID, secretName string) (string, error)
 }
 
 // New builds a Context over client. Call Start once every controller has
