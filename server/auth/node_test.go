@@ -37,7 +37,7 @@ func res(verb, group, resource, sub, ns, name string) Attributes {
 func TestNodeRule(t *testing.T) {
 	graph := fakeGraph{
 		pods: map[string]string{"default/mine": "n1", "default/theirs": "n2"},
-		refs: map[string]bool{"n1|secrets|default/s1": true, "n1|configmaps|default/c1": true, "n1|persistentvolumeclaims|default/v1": true},
+		refs: map[string]bool{"n1|serviceaccounts|default/sa1": true, "n1|secrets|default/s1": true, "n1|configmaps|default/c1": true, "n1|persistentvolumeclaims|default/v1": true},
 	}
 	tests := []struct {
 		name string
@@ -76,6 +76,10 @@ func TestNodeRule(t *testing.T) {
 		{"get referenced secret", res("get", "", "secrets", "", "default", "s1"), Allow, ""},
 		{"get other secret", res("get", "", "secrets", "", "default", "s2"), Deny, "no relationship"},
 		{"list secrets", res("list", "", "secrets", "", "default", ""), Deny, "one at a time"},
+		{"token for its pod's service account", res("create", "", "serviceaccounts", "token", "default", "sa1"), Allow, ""},
+		{"token for another service account", res("create", "", "serviceaccounts", "token", "default", "sa2"), Deny, "no relationship"},
+		{"get its pod's service account", res("get", "", "serviceaccounts", "", "default", "sa1"), Allow, ""},
+		{"update a service account", res("update", "", "serviceaccounts", "", "default", "sa1"), Deny, "cannot update"},
 		{"update secret", res("update", "", "secrets", "", "default", "s1"), Deny, "cannot update"},
 		{"get referenced configmap", res("get", "", "configmaps", "", "default", "c1"), Allow, ""},
 		{"get referenced claim", res("get", "", "persistentvolumeclaims", "", "default", "v1"), Allow, ""},
@@ -139,8 +143,9 @@ func TestNodeRuleInAuthorizer(t *testing.T) {
 func TestPodListerGraph(t *testing.T) {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: corev1.PodSpec{
-		NodeName:         "n1",
-		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}},
+		NodeName:           "n1",
+		ServiceAccountName: "robot",
+		ImagePullSecrets:   []corev1.LocalObjectReference{{Name: "pull"}},
 		Volumes: []corev1.Volume{
 			{Name: "a", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "vol-secret"}}},
 			{Name: "b", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
@@ -163,6 +168,8 @@ func TestPodListerGraph(t *testing.T) {
 		want                 bool
 	}{
 		{"n1", "secrets", "pull", true},
+		{"n1", "serviceaccounts", "robot", true},
+		{"n1", "serviceaccounts", "default", false},
 		{"n1", "secrets", "vol-secret", true},
 		{"n1", "secrets", "env-secret", true},
 		{"n1", "configmaps", "proj-cm", true},
