@@ -55,12 +55,7 @@ func NewRootCA(kc *kit.Context, caPEM []byte) (*RootCA, error) {
 
 // Run works the queue until ctx ends.
 func (c *RootCA) Run(ctx context.Context) error {
-	defer c.q.ShutDown()
-	if !kit.WaitForSync(ctx, c.synced...) {
-		return ctx.Err()
-	}
-	kit.RunWorkers(ctx, c.q, 1, c.sync, c.log)
-	return nil
+	return runQueue(ctx, c.q, c.synced, c.sync, c.log)
 }
 
 func (c *RootCA) sync(ctx context.Context, ns string) error {

@@ -45,12 +45,7 @@ func New(kc *kit.Context) (*ServiceAccounts, error) {
 
 // Run works the queue until ctx ends.
 func (c *ServiceAccounts) Run(ctx context.Context) error {
-	defer c.q.ShutDown()
-	if !kit.WaitForSync(ctx, c.synced...) {
-		return ctx.Err()
-	}
-	kit.RunWorkers(ctx, c.q, 1, c.sync, c.log)
-	return nil
+	return runQueue(ctx, c.q, c.synced, c.sync, c.log)
 }
 
 // sync makes sure namespace key has its default ServiceAccount.
@@ -106,4 +101,14 @@ func metaOf(obj any) (metav1.Object, error) {
 		return nil, fmt.Errorf("%T has no metadata", obj)
 	}
 	return m, nil
+}
+
+// runQueue waits for the cache, then works q with one worker until ctx ends.
+func runQueue(ctx context.Context, q kit.Queue, synced []cache.InformerSynced, sync kit.SyncFunc, log *zap.Logger) error {
+	defer q.ShutDown()
+	if !kit.WaitForSync(ctx, synced...) {
+		return ctx.Err()
+	}
+	kit.RunWorkers(ctx, q, 1, sync, log)
+	return nil
 }

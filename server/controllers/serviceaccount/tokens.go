@@ -56,12 +56,7 @@ func NewTokens(kc *kit.Context, issue LegacyIssuer, caPEM []byte) (*Tokens, erro
 
 // Run works the queue until ctx ends.
 func (c *Tokens) Run(ctx context.Context) error {
-	defer c.q.ShutDown()
-	if !kit.WaitForSync(ctx, c.synced...) {
-		return ctx.Err()
-	}
-	kit.RunWorkers(ctx, c.q, 1, c.sync, c.log)
-	return nil
+	return runQueue(ctx, c.q, c.synced, c.sync, c.log)
 }
 
 // enqueueSecretsOf enqueues the token Secrets of a ServiceAccount.
