@@ -222,6 +222,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Version:          version.Kubernetes(),
 		KubeletClientTLS: kubeletTLS,
 		Admission:        chain,
+		ExtensionAuth:    &apiserver.ExtensionAuth{ClientCA: bundle.CAPEM(), RequestHeader: bundle.FrontProxyCAPEM()},
 	})
 }
 

@@ -44,6 +44,9 @@ type Config struct {
 	// Admission is the admission chain every create, update and delete
 	// passes; nil admits everything.
 	Admission *admission.Chain
+	// ExtensionAuth, when set, is kept in kube-system's
+	// extension-apiserver-authentication ConfigMap by Bootstrap.
+	ExtensionAuth *ExtensionAuth
 }
 
 // Server is the Kubernetes REST handler. Create it with New.

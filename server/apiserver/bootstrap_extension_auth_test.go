@@ -1,0 +1,41 @@
+package apiserver
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestBootstrapExtensionAuthConfigMap(t *testing.T) {
+	ctx := context.Background()
+	ea := &ExtensionAuth{ClientCA: []byte("cluster-ca"), RequestHeader: []byte("front-proxy-ca")}
+	s, _ := newMetaTestServer(t, func(c *Config) { c.ExtensionAuth = ea })
+	if err := s.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	metaGetStored(t, s, "", "configmaps", "kube-system", ExtensionAuthConfigMapName, &cm)
+	want := map[string]string{
+		"client-ca-file":                     "cluster-ca",
+		"requestheader-client-ca-file":       "front-proxy-ca",
+		"requestheader-allowed-names":        `["front-proxy-client"]`,
+		"requestheader-username-headers":     `["X-Remote-User"]`,
+		"requestheader-group-headers":        `["X-Remote-Group"]`,
+		"requestheader-extra-headers-prefix": `["X-Remote-Extra-"]`,
+	}
+	for k, v := range want {
+		if cm.Data[k] != v {
+			t.Errorf("%s = %q, want %q", k, cm.Data[k], v)
+		}
+	}
+	// A rotated front-proxy CA is written back on the next bootstrap.
+	ea.RequestHeader = []byte("new-front-proxy-ca")
+	if err := s.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	metaGetStored(t, s, "", "configmaps", "kube-system", ExtensionAuthConfigMapName, &cm)
+	if cm.Data["requestheader-client-ca-file"] != "new-front-proxy-ca" {
+		t.Errorf("ConfigMap not updated: %v", cm.Data)
+	}
+}
