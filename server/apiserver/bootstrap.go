@@ -35,7 +35,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.ensureExtensionAuthConfigMap(ctx); err != nil {
+	if err := errors.Join(s.ensureExtensionAuthConfigMap(ctx), s.ensureLocalAPIServices(ctx)); err != nil {
 		return err
 	}
 	if s.cfg.AdvertiseAddress == nil || s.cfg.SecurePort == 0 || s.cfg.ServiceCIDR == nil {

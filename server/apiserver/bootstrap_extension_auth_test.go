@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/orch/orch/server/registry/apiregistration"
 )
 
 func TestBootstrapExtensionAuthConfigMap(t *testing.T) {
@@ -37,5 +39,22 @@ func TestBootstrapExtensionAuthConfigMap(t *testing.T) {
 	metaGetStored(t, s, "", "configmaps", "kube-system", ExtensionAuthConfigMapName, &cm)
 	if cm.Data["requestheader-client-ca-file"] != "new-front-proxy-ca" {
 		t.Errorf("ConfigMap not updated: %v", cm.Data)
+	}
+}
+
+func TestBootstrapLocalAPIServices(t *testing.T) {
+	s, _ := newMetaTestServer(t, nil)
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"v1.", "v1.apps", "v1.apiregistration.k8s.io"} {
+		var a apiregistration.APIService
+		metaGetStored(t, s, apiregistration.GroupName, "apiservices", "", name, &a)
+		if a.Spec.Service != nil || apiregistration.AvailableCell(&a) != "True" || a.Status.Conditions[0].Reason != "Local" {
+			t.Errorf("%s = %+v", name, a)
+		}
+	}
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatalf("second bootstrap: %v", err)
 	}
 }
