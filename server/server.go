@@ -203,12 +203,16 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
+	agg, err := newAggregationProxy(bundle, log)
+	if err != nil {
+		return nil, err
+	}
 	regCfg := registry.Config{
 		ServiceCIDR:   p.ServiceCIDR,
 		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
 		ClusterDomain: cfg.ClusterDomain,
 	}
-	return apiserver.New(apiserver.Config{
+	api, err := apiserver.New(apiserver.Config{
 		Store:            store,
 		Resources:        all.Resources(regCfg),
 		Authenticator:    auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens),
@@ -223,7 +227,12 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		KubeletClientTLS: kubeletTLS,
 		Admission:        chain,
 		ExtensionAuth:    &apiserver.ExtensionAuth{ClientCA: bundle.CAPEM(), RequestHeader: bundle.FrontProxyCAPEM()},
+		Aggregator:       agg,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return api, attachResolver(agg, api)
 }
 
 // kubeletClientTLS is how the API server reaches node agents for logs, exec

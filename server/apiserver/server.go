@@ -47,6 +47,8 @@ type Config struct {
 	// ExtensionAuth, when set, is kept in kube-system's
 	// extension-apiserver-authentication ConfigMap by Bootstrap.
 	ExtensionAuth *ExtensionAuth
+	// Aggregator, when set, proxies groups of non-local APIServices.
+	Aggregator Aggregator
 }
 
 // Server is the Kubernetes REST handler. Create it with New.
