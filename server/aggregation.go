@@ -4,12 +4,15 @@ import (
 	"fmt"
 
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/internal/pki"
 	"github.com/orch/orch/server/aggregator"
 	"github.com/orch/orch/server/apiserver"
+	"github.com/orch/orch/server/controllers/apiservice"
 )
 
 // newAggregationProxy is the proxy to aggregated API servers, presenting
@@ -31,4 +34,22 @@ func attachResolver(p *aggregator.Proxy, api *apiserver.Server) error {
 	}
 	p.Resolver = aggregator.EndpointResolver{Client: cs}
 	return nil
+}
+
+// availabilityController is the leader-only APIService availability loop.
+func availabilityController(bundle *pki.Bundle, api *apiserver.Server, log *zap.Logger) (controller, error) {
+	p, err := newAggregationProxy(bundle, log)
+	if err != nil {
+		return controller{}, err
+	}
+	if err := attachResolver(p, api); err != nil {
+		return controller{}, err
+	}
+	rc, err := rest.RESTClientFor(&rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1,
+		ContentConfig: rest.ContentConfig{NegotiatedSerializer: scheme.Codecs.WithoutConversion(), GroupVersion: &schema.GroupVersion{Version: "v1"}}})
+	if err != nil {
+		return controller{}, fmt.Errorf("aggregator REST client: %w", err)
+	}
+	c := &apiservice.Controller{Client: rc, Proxy: p, Log: log.Named("apiservice-availability")}
+	return controller{"APIService availability", c.Run}, nil
 }

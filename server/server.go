@@ -64,6 +64,11 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer stopInProcess()
+	availability, err := availabilityController(bundle, api, log)
+	if err != nil {
+		return err
+	}
+	loops = append(loops, availability)
 	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log})
 	if err != nil {
 		return err

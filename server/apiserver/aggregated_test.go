@@ -22,6 +22,7 @@ import (
 
 	"github.com/orch/orch/internal/pki"
 	"github.com/orch/orch/server/aggregator"
+	"github.com/orch/orch/server/controllers/apiservice"
 	"github.com/orch/orch/server/registry/apiregistration"
 )
 
@@ -92,8 +93,35 @@ func TestAggregatedProxyThroughAPIServer(t *testing.T) {
 	if code, body := get(); code != 200 || body != `{"user":"system:apiserver","path":"/apis/fake.io/v1/things"}` {
 		t.Fatalf("proxied: %d %s", code, body)
 	}
+	ctrl := &apiservice.Controller{Client: cs.CoreV1().RESTClient(), Proxy: proxy, Log: zaptest.NewLogger(t)}
+	wantAvailable(t, s, ctrl, "True (Passed)")
 	backend.Close()
 	if code, body := get(); code != http.StatusServiceUnavailable {
 		t.Fatalf("backend down: %d %s", code, body)
+	}
+	wantAvailable(t, s, ctrl, "False (FailedDiscoveryCheck)")
+	if err := cs.DiscoveryV1().EndpointSlices("kube-system").Delete(ctx, "fake-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantAvailable(t, s, ctrl, "False (MissingEndpoints)")
+	if err := cs.CoreV1().Services("kube-system").Delete(ctx, "fake", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantAvailable(t, s, ctrl, "False (ServiceNotFound)")
+}
+
+func wantAvailable(t *testing.T, s *Server, ctrl *apiservice.Controller, want string) {
+	t.Helper()
+	if err := ctrl.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var a apiregistration.APIService
+	metaGetStored(t, s, apiregistration.GroupName, "apiservices", "", "v1.fake.io", &a)
+	got := apiregistration.AvailableCell(&a)
+	if got == "True" {
+		got += " (" + a.Status.Conditions[0].Reason + ")"
+	}
+	if got != want {
+		t.Fatalf("Available = %s, want %s (%+v)", got, want, a.Status)
 	}
 }
