@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -92,6 +93,12 @@ func TestAggregatedProxyThroughAPIServer(t *testing.T) {
 	}
 	if code, body := get(); code != 200 || body != `{"user":"system:apiserver","path":"/apis/fake.io/v1/things"}` {
 		t.Fatalf("proxied: %d %s", code, body)
+	}
+	for _, path := range []string{"/apis", "/apis/fake.io"} {
+		raw, err := cs.CoreV1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(ctx)
+		if err != nil || !strings.Contains(string(raw), `"groupVersion":"fake.io/v1"`) {
+			t.Fatalf("legacy discovery %s lacks fake.io/v1: %v %s", path, err, raw)
+		}
 	}
 	ctrl := &apiservice.Controller{Client: cs.CoreV1().RESTClient(), Proxy: proxy, Log: zaptest.NewLogger(t)}
 	wantAvailable(t, s, ctrl, "True (Passed)")
