@@ -38,6 +38,10 @@ func TestAggregatedProxyThroughAPIServer(t *testing.T) {
 			http.Error(w, "no front-proxy cert", http.StatusUnauthorized)
 			return
 		}
+		if r.URL.Path == "/apis/fake.io/v1" {
+			_, _ = io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"fake.io/v1","resources":[{"name":"things","singularName":"thing","namespaced":true,"kind":"Thing","verbs":["get","list"]}]}`)
+			return
+		}
 		_, _ = io.WriteString(w, `{"user":"`+r.Header.Get("X-Remote-User")+`","path":"`+r.URL.Path+`"}`)
 	}))
 	backend.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
@@ -102,6 +106,10 @@ func TestAggregatedProxyThroughAPIServer(t *testing.T) {
 	}
 	ctrl := &apiservice.Controller{Client: cs.CoreV1().RESTClient(), Proxy: proxy, Log: zaptest.NewLogger(t)}
 	wantAvailable(t, s, ctrl, "True (Passed)")
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/apis").SetHeader("Accept", aggregatedMediaType).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(raw), `"resource":"things"`) {
+		t.Fatalf("aggregated discovery lacks fake.io things: %v %s", err, raw)
+	}
 	backend.Close()
 	if code, body := get(); code != http.StatusServiceUnavailable {
 		t.Fatalf("backend down: %d %s", code, body)

@@ -28,7 +28,9 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 			Versions: []string{"v1"}, ServerAddressByClientCIDRs: s.serverAddresses(),
 		})
 	case len(segs) == 1 && aggregated:
-		return writeDiscovery(w, r, aggregatedMediaType, aggregatedList(res, false))
+		list := aggregatedList(res, false)
+		s.aggregatedDiscovery(r, list)
+		return writeDiscovery(w, r, aggregatedMediaType, list)
 	case len(segs) == 1:
 		return writeDiscovery(w, r, "application/json", &metav1.APIGroupList{
 			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: append(servedGroups(res), s.aggregatedGroups(r.Context())...),
