@@ -68,6 +68,11 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer stopInProcess()
+	availability, err := availabilityController(bundle, api, log)
+	if err != nil {
+		return err
+	}
+	loops = append(loops, availability)
 	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log})
 	if err != nil {
 		return err
@@ -208,13 +213,17 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
+	agg, err := newAggregationProxy(bundle, log)
+	if err != nil {
+		return nil, err
+	}
 	regCfg := registry.Config{
 		ServiceCIDR:   p.ServiceCIDR,
 		NodePortRange: utilnet.PortRange{Base: p.NodePortBase, Size: p.NodePortSize},
 		ClusterDomain: cfg.ClusterDomain,
 	}
 	authn := auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens, sa.authenticator)
-	return apiserver.New(apiserver.Config{
+	api, err := apiserver.New(apiserver.Config{
 		Store:            store,
 		Resources:        all.Resources(regCfg),
 		Virtual:          sa.reviews(authn),
@@ -232,7 +241,13 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Version:          version.Kubernetes(),
 		KubeletClientTLS: kubeletTLS,
 		Admission:        chain,
+		ExtensionAuth:    &apiserver.ExtensionAuth{ClientCA: bundle.CAPEM(), RequestHeader: bundle.FrontProxyCAPEM()},
+		Aggregator:       agg,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return api, attachResolver(agg, api)
 }
 
 // kubeletClientTLS is how the API server reaches node agents for logs, exec

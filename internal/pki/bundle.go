@@ -49,6 +49,7 @@ type Bundle struct {
 	serving *keyPair
 	peer    *keyPair
 	admin   *keyPair
+	front   *frontProxy
 	sans    SANs
 }
 
@@ -92,6 +93,9 @@ func LoadOrCreate(dir string, opts Options) (*Bundle, error) {
 			return nil, err
 		}
 		*s.dst = kp
+	}
+	if b.front, err = loadOrCreateFrontProxy(dir, now, log); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -35,6 +35,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := errors.Join(s.ensureExtensionAuthConfigMap(ctx), s.ensureLocalAPIServices(ctx)); err != nil {
+		return err
+	}
 	if s.cfg.AdvertiseAddress == nil || s.cfg.SecurePort == 0 || s.cfg.ServiceCIDR == nil {
 		s.log.Warn("bootstrap: no advertise address, secure port or service CIDR; not creating the kubernetes Service")
 		return nil

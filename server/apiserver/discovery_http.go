@@ -28,15 +28,20 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 			Versions: []string{"v1"}, ServerAddressByClientCIDRs: s.serverAddresses(),
 		})
 	case len(segs) == 1 && aggregated:
-		return writeDiscovery(w, r, aggregatedMediaType, aggregatedList(res, false))
+		list := aggregatedList(res, false)
+		s.aggregatedDiscovery(r, list)
+		return writeDiscovery(w, r, aggregatedMediaType, list)
 	case len(segs) == 1:
 		return writeDiscovery(w, r, "application/json", &metav1.APIGroupList{
-			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: servedGroups(res),
+			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: append(servedGroups(res), s.aggregatedGroups(r.Context())...),
 		})
 	case len(segs) == 2 && segs[0] == "api":
 		return s.writeResourceList(w, r, schema.GroupVersion{Version: segs[1]})
 	case len(segs) == 2:
 		g, ok := findGroup(res, segs[1])
+		if !ok {
+			g, ok = s.aggregatedGroup(r.Context(), segs[1])
+		}
 		if !ok {
 			return notFoundPath()
 		}

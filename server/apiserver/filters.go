@@ -35,6 +35,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(rec, r, err)
 		return
 	}
+	if s.serveAggregated(rec, r) {
+		return
+	}
 	if !info.IsResource {
 		if !s.serveNonResource(rec, r) {
 			s.writeError(rec, r, notFoundPath())

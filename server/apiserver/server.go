@@ -44,6 +44,11 @@ type Config struct {
 	// Admission is the admission chain every create, update and delete
 	// passes; nil admits everything.
 	Admission *admission.Chain
+	// ExtensionAuth, when set, is kept in kube-system's
+	// extension-apiserver-authentication ConfigMap by Bootstrap.
+	ExtensionAuth *ExtensionAuth
+	// Aggregator, when set, proxies groups of non-local APIServices.
+	Aggregator Aggregator
 	// TokenIssuer signs ServiceAccount tokens (serviceaccounts/token);
 	// APIAudiences are the audiences the API server accepts, the default of
 	// a TokenRequest. nil = the subresource answers 503.

@@ -5,12 +5,14 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/apiregistration"
 )
 
 // Groups lists every statically served group, in discovery order.
 func Groups() []registry.Group {
 	return []registry.Group{
 		registry.Legacy(),
+		apiregistration.Group(),
 	}
 }
 
