@@ -51,6 +51,14 @@ func (c *Controller) processDependent(ctx context.Context, uid types.UID) error 
 		return c.dropOwners(ctx, &n, append(dangling, waiting...))
 	case len(solid) > 0:
 		return nil
+	}
+	// Deleting: re-read the dependent first, as upstream's attemptToDeleteItem
+	// does. The cache may still show an owner reference that orphaning has
+	// just dropped; the fresh update re-queues the dependent.
+	if fresh, err := c.stillOwned(ctx, &n); err != nil || !fresh {
+		return err
+	}
+	switch {
 	case len(waiting) > 0 && c.graph.hasDependents(n.uid):
 		c.log.Debug("deleting dependent in the foreground", zap.String("object", n.namespace+"/"+n.name))
 		return c.deleteObject(ctx, &n, metav1.DeletePropagationForeground)
@@ -160,4 +168,25 @@ func (c *Controller) removeFinalizer(ctx context.Context, n *node, f string) err
 	return c.jsonPatch(ctx, n,
 		map[string]any{"op": "test", "path": "/metadata/finalizers", "value": n.finalizers},
 		map[string]any{"op": "replace", "path": "/metadata/finalizers", "value": keep})
+}
+
+// stillOwned reports whether the dependent, read live, is the cached object
+// with the same owner references.
+func (c *Controller) stillOwned(ctx context.Context, n *node) (bool, error) {
+	live, err := c.getMeta(ctx, n.res, n.namespace, n.name)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("re-read %s %s/%s: %w", n.res.Resource, n.namespace, n.name, err)
+	}
+	if live.UID != n.uid || len(live.OwnerReferences) != len(n.owners) {
+		return false, nil
+	}
+	for i := range live.OwnerReferences {
+		if live.OwnerReferences[i].UID != n.owners[i].UID {
+			return false, nil
+		}
+	}
+	return true, nil
 }
