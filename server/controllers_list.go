@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/orch/orch/server/controllers/clusterroleaggregation"
 	"github.com/orch/orch/server/controllers/cronjob"
 	"github.com/orch/orch/server/controllers/daemonset"
 	"github.com/orch/orch/server/controllers/deployment"
@@ -66,6 +67,7 @@ func sharedControllers() []sharedController {
 		{"serviceaccount-token", func(kc *kit.Context) (runner, error) {
 			return serviceaccount.NewTokens(kc, kc.Options.IssueLegacyToken, kc.Options.ClusterCAPEM)
 		}},
+		{"clusterrole-aggregation", func(kc *kit.Context) (runner, error) { return clusterroleaggregation.New(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

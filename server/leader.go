@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/orch/orch/datastore"
-	"github.com/orch/orch/server/apiserver"
 )
 
 // readyState records that the leader has created the bootstrap objects. It is
@@ -74,22 +73,15 @@ type controller struct {
 	run  func(ctx context.Context) error
 }
 
-// leaderTasks creates the bootstrap objects (retrying with back-off until it
-// works) and then runs the leader-only control loops until lctx ends.
-func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState, loops []controller, log *zap.Logger) {
-	backoff := 100 * time.Millisecond
-	for {
-		err := api.Bootstrap(lctx)
-		if err == nil {
-			break
-		}
-		log.Warn("creating bootstrap objects", zap.Error(err))
-		select {
-		case <-lctx.Done():
+// leaderTasks runs the bootstrap steps (each retried with back-off until it
+// works), announces readiness, and then runs the leader-only control loops
+// and lifecycle until lctx ends.
+func leaderTasks(lctx context.Context, bootstrap []func(context.Context) error, ready *readyState, loops []controller,
+	lifecycle func(context.Context), log *zap.Logger) {
+	for _, step := range bootstrap {
+		if !retry(lctx, step, log) {
 			return
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 	ready.set()
 	for _, c := range loops {
@@ -99,5 +91,23 @@ func leaderTasks(lctx context.Context, api *apiserver.Server, ready *readyState,
 			}
 		}()
 	}
-	api.RunNamespaceLifecycle(lctx)
+	lifecycle(lctx)
+}
+
+// retry runs step until it succeeds (true) or ctx ends (false).
+func retry(ctx context.Context, step func(context.Context) error, log *zap.Logger) bool {
+	backoff := 100 * time.Millisecond
+	for {
+		err := step(ctx)
+		if err == nil {
+			return true
+		}
+		log.Warn("creating bootstrap objects", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
 }

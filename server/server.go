@@ -54,20 +54,21 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer closeLogged(log, "datastore", store.Close)
 
 	ready := newReadyState()
-	nodeGraph := &auth.LateGraph{}
+	authz := newAuthorization(log)
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, nodeGraph, log)
+	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, authz, log)
 	if err != nil {
 		return err
 	}
-	loops, stopInProcess, err := startInProcess(cfg, api, nodeGraph, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
+	inproc, err := startInProcess(cfg, api, authz, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
 	if err != nil {
 		return err
 	}
-	defer stopInProcess()
+	defer inproc.stop()
+	loops := inproc.loops
 	availability, err := availabilityController(bundle, api, log)
 	if err != nil {
 		return err
@@ -88,9 +89,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
-		leaderTasks(lctx, api, ready, loops, log)
+		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
-	return serveUntilDone(ctx, cfg, p, bundle, ready, errc, started, log)
+	return serveUntilDone(ctx, cfg, p, bundle, ready, authz, errc, started, log)
 }
 
 // agentConfig is the configuration of the server's own agent.
@@ -120,20 +121,27 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 	return bundle, token, nil
 }
 
+// inProcess is what startInProcess started and built.
+type inProcess struct {
+	loops  []controller
+	policy func(context.Context) error // the default RBAC policy, reconciled by the leader
+	stop   func()
+}
+
 // startInProcess starts what runs in-process on every server over the
-// loopback client (the pod cache behind node authorization) and builds the
-// leader-only controllers, which leaderTasks runs. It returns a stop func.
-func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph, tls controllerTLS, log *zap.Logger) ([]controller, func(), error) {
+// loopback client (the pod and RBAC caches behind authorization) and builds
+// the leader-only controllers, which leaderTasks runs.
+func startInProcess(cfg Config, api *apiserver.Server, authz *authorization, tls controllerTLS, log *zap.Logger) (*inProcess, error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
 	loopClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loopback client: %w", err)
+		return nil, fmt.Errorf("loopback client: %w", err)
 	}
 	ipam, err := nodeipam.New(nodeipam.Config{Client: loopClient, ClusterCIDR: cfg.ClusterCIDR, Logger: log})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
 	loops := []controller{{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }}}
@@ -147,14 +155,13 @@ func startInProcess(cfg Config, api *apiserver.Server, nodeGraph *auth.LateGraph
 				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy}, log)
 		}})
 	}
-	podGraph, stopGraph := auth.StartPodGraph(loopClient)
-	nodeGraph.Set(podGraph)
-	return loops, stopGraph, nil
+	stop := authz.start(loopClient)
+	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log), stop: stop}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,
 // announces readiness and then serves until ctx ends or the listener fails.
-func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, ready *readyState,
+func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, ready *readyState, authz *authorization,
 	errc <-chan error, started time.Time, log *zap.Logger) error {
 	select {
 	case <-ctx.Done():
@@ -162,6 +169,15 @@ func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bund
 	case err := <-errc:
 		return fmt.Errorf("API server: %w", err)
 	case <-ready.ch:
+	}
+	for authz.ready() != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-errc:
+			return fmt.Errorf("API server: %w", err)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	if err := writeKubeconfig(cfg, p, bundle); err != nil {
 		return err
@@ -200,7 +216,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 }
 
 func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
-	sa *saTokens, ready *readyState, nodeGraph auth.NodeGraph, log *zap.Logger) (*apiserver.Server, error) {
+	sa *saTokens, ready *readyState, authz *authorization, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
@@ -209,7 +225,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
-	chain, err := newAdmissionChain(store)
+	chain, err := newAdmissionChain(store, authz)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
@@ -226,14 +242,14 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	api, err := apiserver.New(apiserver.Config{
 		Store:            store,
 		Resources:        all.Resources(regCfg),
-		Virtual:          sa.reviews(authn),
+		Virtual:          append(sa.reviews(authn), authz.reviews()...),
 		OIDC:             sa.oidc,
 		TokenIssuer:      sa.issuer,
 		APIAudiences:     sa.issuer.APIAudiences(),
 		Authenticator:    authn,
-		Authorizer:       auth.NewAuthorizer(log.Named("authz"), auth.NodeRule(nodeGraph), auth.SelfReviews(), auth.PublicInfo()),
+		Authorizer:       authz.authz,
 		Logger:           log,
-		Ready:            readiness(store, ready),
+		Ready:            readiness(store, ready, authz),
 		AdvertiseAddress: p.Advertise,
 		ClusterDNS:       p.ClusterDNS,
 		SecurePort:       cfg.HTTPSListenPort,
@@ -265,7 +281,7 @@ func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
 }
 
-func readiness(store *datastore.RaftStore, ready *readyState) func() error {
+func readiness(store *datastore.RaftStore, ready *readyState, authz *authorization) func() error {
 	return func() error {
 		if store.LeaderAddr() == "" {
 			return errors.New("datastore has no raft leader")
@@ -273,7 +289,7 @@ func readiness(store *datastore.RaftStore, ready *readyState) func() error {
 		if !ready.flag.Load() {
 			return errors.New("system namespaces and the kubernetes service are not created yet")
 		}
-		return nil
+		return authz.ready()
 	}
 }
 

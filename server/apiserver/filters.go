@@ -30,6 +30,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(rec, r, apierrors.NewUnauthorized("Unauthorized"))
 		return
 	}
+	if user, err = s.impersonate(r, user); err != nil {
+		s.writeError(rec, r, err)
+		return
+	}
 	r = r.WithContext(auth.WithUser(r.Context(), user))
 	if err := s.authorize(r.Context(), info, user); err != nil {
 		s.writeError(rec, r, err)

@@ -47,6 +47,7 @@ func (z *RuleAuthorizer) Authorize(ctx context.Context, a Attributes) (bool, str
 	if a.User == nil {
 		return false, "no authenticated user", nil
 	}
+	var reasons []string
 	for _, rule := range z.rules {
 		d, reason, err := rule(ctx, a)
 		if err != nil {
@@ -59,10 +60,14 @@ func (z *RuleAuthorizer) Authorize(ctx context.Context, a Attributes) (bool, str
 			z.log.Debug("denied", zap.String("user", a.User.Name), zap.String("request", describe(a)), zap.String("reason", reason))
 			return false, reason, nil
 		}
+		if reason != "" {
+			reasons = append(reasons, reason)
+		}
 	}
-	reason := fmt.Sprintf("no rule allows user %q (groups %s) to %s", a.User.Name, strings.Join(a.User.Groups, ","), describe(a))
+	// As upstream's union authorizer: the reasons of the rules that had no
+	// opinion (usually none, so the 403 message ends with the request).
 	z.log.Debug("denied", zap.String("user", a.User.Name), zap.String("request", describe(a)), zap.String("reason", "no rule"))
-	return false, reason, nil
+	return false, strings.Join(reasons, "\n"), nil
 }
 
 // AllowGroup allows everything to members of group.

@@ -35,8 +35,9 @@ func TestAuthorizer(t *testing.T) {
 	}{
 		{name: "masters may do anything", attrs: with(podsGet, admin), want: true},
 		{name: "masters non-resource", attrs: Attributes{User: admin, Verb: "get", Path: "/healthz"}, want: true},
-		{name: "others denied with reason", attrs: with(podsGet, alice), wantReason: `no rule allows user "alice"`},
-		{name: "nodes denied by default", attrs: with(podsGet, node), wantReason: `get resource "pods" in API group "" named "p" in namespace "default"`},
+		{name: "others denied", attrs: with(podsGet, alice)},
+		{name: "no-opinion reasons kept", extra: []Rule{func(context.Context, Attributes) (Decision, string, error) { return NoOpinion, "cache cold", nil }},
+			attrs: with(podsGet, alice), wantReason: "cache cold"},
 		{name: "no user", attrs: podsGet, wantReason: "no authenticated user"},
 		{name: "extra rule allows", extra: []Rule{nodeRule},
 			attrs: Attributes{User: node, Verb: "update", Resource: "nodes", Name: "n1", IsResource: true}, want: true},

@@ -75,7 +75,31 @@ func (r *nodeRule) decide(ctx context.Context, a Attributes) (Decision, string, 
 	case "/events", "events.k8s.io/events":
 		return events(node, a)
 	}
-	return Deny, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
+	return nodeExtras(node, a)
+}
+
+// nodeExtraRules are what upstream's system:node rules grant beyond the
+// graph: the reviews a kubelet delegates its own API's authentication and
+// authorization to, its certificate requests, and the cluster-wide objects
+// it reads.
+var nodeExtraRules = map[string][]string{
+	"authentication.k8s.io/tokenreviews":             {"create"},
+	"authorization.k8s.io/subjectaccessreviews":      {"create"},
+	"authorization.k8s.io/localsubjectaccessreviews": {"create"},
+	"certificates.k8s.io/certificatesigningrequests": {"create", "get", "list", "watch"},
+	"node.k8s.io/runtimeclasses":                     readVerbs,
+	"storage.k8s.io/csidrivers":                      readVerbs,
+	"storage.k8s.io/storageclasses":                  readVerbs,
+	"storage.k8s.io/csinodes":                        {"create", "get", "list", "watch", "update", "patch", "delete"},
+}
+
+// nodeExtras allows nodeExtraRules; anything else gets no opinion, so RBAC
+// may still grant it (upstream's Node authorizer does the same).
+func nodeExtras(node string, a Attributes) (Decision, string, error) {
+	if verbs, ok := nodeExtraRules[a.APIGroup+"/"+a.Resource]; ok && a.Subresource == "" && slices.Contains(verbs, a.Verb) {
+		return Allow, "nodes may " + a.Verb + " " + a.Resource, nil
+	}
+	return NoOpinion, fmt.Sprintf("node %q cannot %s", node, describe(a)), nil
 }
 
 // nodeName returns the node of a system:node:<name> user in system:nodes.

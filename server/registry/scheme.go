@@ -3,6 +3,7 @@ package registry
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -36,6 +37,7 @@ func addLegacyToScheme(s *runtime.Scheme) error {
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
 		authenticationv1.AddToScheme,
+		authorizationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
 		batchv1.AddToScheme,
 		coordinationv1.AddToScheme,

@@ -39,6 +39,7 @@ func TestKubectl(t *testing.T) {
 		{"ImperativeCreate", testImperativeCreate},
 		{"DiffAndEdit", testDiffEdit},
 		{"ServiceAccountsAndTokens", testServiceAccounts},
+		{"RBAC", testRBAC},
 	}
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range tests {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/orch/orch/server/registry"
 	"github.com/orch/orch/server/registry/apiregistration"
+	"github.com/orch/orch/server/registry/rbac"
 )
 
 // Groups lists every statically served group, in discovery order.
@@ -13,6 +14,7 @@ func Groups() []registry.Group {
 	return []registry.Group{
 		registry.Legacy(),
 		apiregistration.Group(),
+		rbac.Group(),
 	}
 }
 
