@@ -16,7 +16,9 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	ref := func(kind, name string) rbacv1.RoleRef { return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name} }
+	ref := func(kind, name string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name}
+	}
 	podsRead := rbacv1.PolicyRule{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}}
 	nodesAll := rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{""}, Resources: []string{"nodes"}}
 	escalate := rbacv1.PolicyRule{Verbs: []string{"escalate"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles"}}

@@ -57,7 +57,9 @@ func TestRuleAllows(t *testing.T) {
 }
 
 func fixture() *Static {
-	ref := func(kind, name string) rbacv1.RoleRef { return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name} }
+	ref := func(kind, name string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name}
+	}
 	return &Static{
 		ClusterRoles: []*rbacv1.ClusterRole{
 			{ObjectMeta: metav1.ObjectMeta{Name: "view"}, Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
