@@ -55,15 +55,16 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
+	crds := newCustomResources(log)
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, authz, log)
+	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, authz, crds, log)
 	if err != nil {
 		return err
 	}
-	inproc, err := startInProcess(cfg, api, authz, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
+	inproc, err := startInProcess(cfg, api, authz, crds, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,8 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
-	return serveUntilDone(ctx, cfg, p, bundle, ready, authz, errc, started, log)
+	caches := func() error { return errors.Join(authz.ready(), crds.ready()) }
+	return serveUntilDone(ctx, cfg, p, bundle, ready, caches, errc, started, log)
 }
 
 // agentConfig is the configuration of the server's own agent.
@@ -131,7 +133,8 @@ type inProcess struct {
 // startInProcess starts what runs in-process on every server over the
 // loopback client (the pod and RBAC caches behind authorization) and builds
 // the leader-only controllers, which leaderTasks runs.
-func startInProcess(cfg Config, api *apiserver.Server, authz *authorization, tls controllerTLS, log *zap.Logger) (*inProcess, error) {
+func startInProcess(cfg Config, api *apiserver.Server, authz *authorization, crds *customResources, tls controllerTLS,
+	log *zap.Logger) (*inProcess, error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
@@ -155,13 +158,18 @@ func startInProcess(cfg Config, api *apiserver.Server, authz *authorization, tls
 				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy}, log)
 		}})
 	}
-	stop := authz.start(loopClient)
-	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log), stop: stop}, nil
+	crdLoop, stopCRDs, err := crds.start(loopback, log)
+	if err != nil {
+		return nil, err
+	}
+	loops = append(loops, crdLoop)
+	stopAuthz := authz.start(loopClient)
+	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log), stop: func() { stopCRDs(); stopAuthz() }}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,
 // announces readiness and then serves until ctx ends or the listener fails.
-func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, ready *readyState, authz *authorization,
+func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, ready *readyState, caches func() error,
 	errc <-chan error, started time.Time, log *zap.Logger) error {
 	select {
 	case <-ctx.Done():
@@ -170,7 +178,7 @@ func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bund
 		return fmt.Errorf("API server: %w", err)
 	case <-ready.ch:
 	}
-	for authz.ready() != nil {
+	for caches() != nil {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -216,7 +224,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 }
 
 func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
-	sa *saTokens, ready *readyState, authz *authorization, log *zap.Logger) (*apiserver.Server, error) {
+	sa *saTokens, ready *readyState, authz *authorization, crds *customResources, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
@@ -249,7 +257,8 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Authenticator:    authn,
 		Authorizer:       authz.authz,
 		Logger:           log,
-		Ready:            readiness(store, ready, authz),
+		Ready:            readiness(store, ready, authz, crds),
+		Dynamic:          crds.reg,
 		AdvertiseAddress: p.Advertise,
 		ClusterDNS:       p.ClusterDNS,
 		SecurePort:       cfg.HTTPSListenPort,
@@ -281,7 +290,7 @@ func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
 }
 
-func readiness(store *datastore.RaftStore, ready *readyState, authz *authorization) func() error {
+func readiness(store *datastore.RaftStore, ready *readyState, authz *authorization, crds *customResources) func() error {
 	return func() error {
 		if store.LeaderAddr() == "" {
 			return errors.New("datastore has no raft leader")
@@ -289,7 +298,7 @@ func readiness(store *datastore.RaftStore, ready *readyState, authz *authorizati
 		if !ready.flag.Load() {
 			return errors.New("system namespaces and the kubernetes service are not created yet")
 		}
-		return authz.ready()
+		return errors.Join(authz.ready(), crds.ready())
 	}
 }
 

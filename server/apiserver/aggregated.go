@@ -31,7 +31,7 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	group, version := parts[0], parts[1]
-	for _, res := range s.cfg.Resources {
+	for _, res := range s.allResources() {
 		if res.GroupVersion.Group == group && res.GroupVersion.Version == version {
 			return false
 		}

@@ -26,6 +26,12 @@ const maxCreateAttempts = 8
 
 // handleCreate serves POST to a collection.
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	if rc.res.Terminating != nil && rc.res.Terminating() {
+		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+			Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+			Message: "create not allowed while custom resource definition is terminating"}})
+		return
+	}
 	obj, err := s.decodeRequest(w, r, rc, rc.res.GroupVersion.WithKind(rc.res.Kind))
 	if err != nil {
 		s.writeError(w, r, err)

@@ -107,6 +107,9 @@ func unsupportedMediaType(ct string) error {
 // request's field validation. Unknown or duplicate fields fail (Strict) or
 // become Warning headers (Warn). The data's apiVersion/kind must match gvk.
 func (s *Server) decodeInto(w http.ResponseWriter, rc *reqCtx, data []byte, format bodyFormat, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if isUnstructured(rc) && gvk == rc.res.GroupVersion.WithKind(rc.res.Kind) {
+		return s.decodeUnstructured(w, rc, data, format, gvk)
+	}
 	mode, err := fieldValidation(rc)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 // /apis/<group>/<version>, as kube-apiserver does.
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 	segs := splitPath(r.URL.Path)
-	res := s.cfg.Resources
+	res := s.allResources()
 	aggregated := wantsAggregated(r.Header.Get("Accept"))
 	switch {
 	case len(segs) == 1 && segs[0] == "api" && aggregated:
@@ -54,7 +54,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) writeResourceList(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) error {
-	list := apiResources(s.cfg.Resources, gv)
+	list := apiResources(s.allResources(), gv)
 	if len(list) == 0 {
 		return notFoundPath()
 	}

@@ -116,8 +116,8 @@ func (c *contentSummary) left() int {
 func (s *Server) deleteNamespaceContent(ctx context.Context, log *zap.Logger, ns string) (*contentSummary, error) {
 	sum := &contentSummary{remaining: map[string]int{}, finalizers: map[string]int{}}
 	var errs []error
-	for _, r := range s.cfg.Resources {
-		if !r.Namespaced {
+	for _, r := range s.allResources() {
+		if !r.Namespaced || r.Verbs != nil {
 			continue
 		}
 		gr := r.GroupVersion.WithResource(r.Resource).GroupResource().String()

@@ -21,7 +21,9 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	case p == "/openapi/v2":
 		err = specs.ServeV2(w, r)
 	case p == "/openapi/v3":
-		err = specs.ServeV3Index(w, r, s.servesOpenAPIv3)
+		err = specs.ServeV3IndexWith(w, r, s.servesOpenAPIv3, s.dynamicDocs())
+	case s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")) != nil:
+		err = openapi.ServeDoc(w, r, *s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")))
 	case !s.servesOpenAPIv3(strings.TrimPrefix(p, "/openapi/v3/")):
 		err = openapi.ErrNotFound
 	default:
@@ -44,12 +46,30 @@ func (s *Server) servesOpenAPIv3(name string) bool {
 	case len(segs) == 1:
 		return true // "api", "apis", "version"
 	case segs[0] == "api" && len(segs) == 2:
-		return len(apiResources(s.cfg.Resources, schema.GroupVersion{Version: segs[1]})) > 0
+		return len(apiResources(s.allResources(), schema.GroupVersion{Version: segs[1]})) > 0
 	case segs[0] == "apis" && len(segs) == 2:
-		_, ok := findGroup(s.cfg.Resources, segs[1])
+		_, ok := findGroup(s.allResources(), segs[1])
 		return ok
 	case segs[0] == "apis" && len(segs) == 3:
-		return len(apiResources(s.cfg.Resources, schema.GroupVersion{Group: segs[1], Version: segs[2]})) > 0
+		return len(apiResources(s.allResources(), schema.GroupVersion{Group: segs[1], Version: segs[2]})) > 0
 	}
 	return false
+}
+
+// dynamicDocs are the v3 documents of custom resources, if any.
+func (s *Server) dynamicDocs() []openapi.Doc {
+	if d, ok := s.cfg.Dynamic.(interface{ OpenAPIV3() []openapi.Doc }); ok {
+		return d.OpenAPIV3()
+	}
+	return nil
+}
+
+// dynamicDoc finds the custom resource document name ("apis/<g>/<v>").
+func (s *Server) dynamicDoc(name string) *openapi.Doc {
+	for _, d := range s.dynamicDocs() {
+		if d.Name == name {
+			return &d
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,6 +81,10 @@ func (p *patchRequest) apply(original []byte, schemaObj runtime.Object, gk schem
 			return nil, badRequestf("invalid merge patch: %v", err)
 		}
 		return out, nil
+	}
+	if _, custom := schemaObj.(*unstructured.Unstructured); custom {
+		return nil, unsupportedPatchMsg("the body of the request was in an unknown format - accepted media types include: " +
+			"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 	}
 	if !json.Valid(p.data) {
 		return nil, badRequestf("invalid strategic merge patch: the body is not valid JSON")

@@ -29,7 +29,7 @@ type resourceHandler func(http.ResponseWriter, *http.Request, *reqCtx)
 
 // serveResource routes /api/v1/... and /apis/<g>/<v>/... resource requests.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *requestInfo) {
-	res := s.byGVR[info.groupVersionResource()]
+	res := s.lookup(info.groupVersionResource())
 	if res == nil || info.extraParts {
 		s.writeError(w, r, notFoundPath())
 		return

@@ -56,6 +56,9 @@ type Config struct {
 	APIAudiences []string
 	// Virtual are create-only resources that are never stored (review APIs).
 	Virtual []Virtual
+	// Dynamic, when set, serves resources added at run time (custom
+	// resources) after the static ones.
+	Dynamic DynamicResources
 	// OIDC holds the ServiceAccount issuer discovery documents served at
 	// /.well-known/openid-configuration and /openid/v1/jwks (nil: 404).
 	OIDC *OIDCDocuments

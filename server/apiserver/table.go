@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -88,6 +89,12 @@ func toPartial(obj runtime.Object, version string) *metav1.PartialObjectMetadata
 	if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		if om, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			p.ObjectMeta = *om.DeepCopy()
+		}
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// custom resources: ObjectMeta from the unstructured content
+		if m, found := u.Object["metadata"].(map[string]interface{}); found {
+			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &p.ObjectMeta)
 		}
 	}
 	return p

@@ -120,29 +120,7 @@ func (s *Specs) ServeV2(w http.ResponseWriter, r *http.Request) error {
 // ServeV3Index serves /openapi/v3: the served documents (those keep accepts)
 // with their hashed URLs.
 func (s *Specs) ServeV3Index(w http.ResponseWriter, r *http.Request, keep func(name string) bool) error {
-	idx, err := s.Index()
-	if err != nil {
-		return err
-	}
-	type ref struct {
-		ServerRelativeURL string `json:"serverRelativeURL"`
-	}
-	out := struct {
-		Paths map[string]ref `json:"paths"`
-	}{Paths: map[string]ref{}}
-	for name, e := range idx.V3 {
-		if keep == nil || keep(name) {
-			out.Paths[name] = ref{ServerRelativeURL: V3URL(name, e.Hash)}
-		}
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", MediaTypeJSON)
-	w.Header().Set("Etag", strconv.Quote(hashOf(b)))
-	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
-	return nil
+	return s.ServeV3IndexWith(w, r, keep, nil)
 }
 
 // ServeV3 serves /openapi/v3/<name> as JSON. With ?hash= equal to the

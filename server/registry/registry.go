@@ -32,6 +32,14 @@ type Resource struct {
 	// such as TokenReview); nil = every verb of a stored resource.
 	Verbs []string
 
+	// PruneUnknown is set on custom resources (unstructured objects): it
+	// drops from a decoded body the fields the schema does not know and
+	// returns their paths (for fieldValidation Strict and Warn).
+	PruneUnknown func(obj map[string]interface{}) []string
+	// Terminating, on custom resources, reports that the definition is being
+	// deleted: creates are refused.
+	Terminating func() bool
+
 	New     func() runtime.Object // empty object of Kind
 	NewList func() runtime.Object // empty list of Kind
 

@@ -40,6 +40,7 @@ func TestKubectl(t *testing.T) {
 		{"DiffAndEdit", testDiffEdit},
 		{"ServiceAccountsAndTokens", testServiceAccounts},
 		{"RBAC", testRBAC},
+		{"CustomResourceDefinitions", testCRD},
 	}
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range tests {

@@ -1,0 +1,10 @@
+// Package crd serves custom resources: for every Established
+// CustomResourceDefinition it builds registry.Resources over unstructured
+// objects (one per served version, the storage version's key space shared)
+// and keeps them in a Registry the API server looks resources up in. The
+// schema work reuses upstream's structural schema, pruning and ObjectMeta
+// coercion (k8s.io/apiextensions-apiserver/pkg/apiserver/schema, no CEL) and
+// kube-openapi's validator; defaulting is this package's own small walker.
+// A leader-only Controller accepts names, sets Established, and on deletion
+// removes every custom resource before releasing the CRD's finalizer.
+package crd

@@ -1,0 +1,102 @@
+package openapi
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Doc is a v3 document made at run time (a custom resource group version).
+type Doc struct {
+	Name string // e.g. "apis/example.com/v1"
+	JSON []byte
+}
+
+// Hash is the document's hash, for its URL and ETag.
+func (d Doc) Hash() string { return hashOf(d.JSON) }
+
+// ServeV3IndexWith serves /openapi/v3 like ServeV3Index, with the run-time
+// documents added.
+func (s *Specs) ServeV3IndexWith(w http.ResponseWriter, r *http.Request, keep func(name string) bool, docs []Doc) error {
+	idx, err := s.Index()
+	if err != nil {
+		return err
+	}
+	type ref struct {
+		ServerRelativeURL string `json:"serverRelativeURL"`
+	}
+	out := struct {
+		Paths map[string]ref `json:"paths"`
+	}{Paths: map[string]ref{}}
+	for name, e := range idx.V3 {
+		if keep == nil || keep(name) {
+			out.Paths[name] = ref{ServerRelativeURL: V3URL(name, e.Hash)}
+		}
+	}
+	for _, d := range docs {
+		out.Paths[d.Name] = ref{ServerRelativeURL: V3URL(d.Name, d.Hash())}
+	}
+	return writeJSONDoc(w, r, out)
+}
+
+// ServeDoc serves a run-time v3 document.
+func ServeDoc(w http.ResponseWriter, r *http.Request, d Doc) error {
+	h := d.Hash()
+	if q := r.URL.Query().Get("hash"); q != "" && q != h {
+		http.Redirect(w, r, V3URL(d.Name, h), http.StatusMovedPermanently)
+		return nil
+	}
+	w.Header().Set("Content-Type", MediaTypeJSON)
+	w.Header().Set("Etag", strconv.Quote(h))
+	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(d.JSON)))
+	return nil
+}
+
+func writeJSONDoc(w http.ResponseWriter, r *http.Request, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", MediaTypeJSON)
+	w.Header().Set("Etag", strconv.Quote(hashOf(b)))
+	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
+	return nil
+}
+
+// Components returns named component schemas of an embedded v3 document
+// (e.g. ObjectMeta and what it refers to, for custom resource documents).
+func (s *Specs) Components(doc string, names ...string) (map[string]json.RawMessage, error) {
+	f, err := s.fsys.Open("v3/" + strings.ReplaceAll(doc, "/", "__") + ".json.gz")
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
+	}
+	var d struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
+	}
+	out := make(map[string]json.RawMessage, len(names))
+	for _, n := range names {
+		if s, ok := d.Components.Schemas[n]; ok {
+			out[n] = s
+		}
+	}
+	return out, nil
+}
