@@ -1,10 +1,14 @@
 package server
 
 import (
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
 	"github.com/orch/orch/server/admission/rbacescalation"
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
+	"github.com/orch/orch/server/admission/webhook"
+	"github.com/orch/orch/server/aggregator"
 	"github.com/orch/orch/server/auth/satoken"
 )
 
@@ -15,9 +19,28 @@ import (
 // yet moved into the chain (LimitRanger, DefaultStorageClass, Priority in
 // server/apiserver; DefaultTolerationSeconds in the pod strategy;
 // ResourceQuota in the write transaction) still run where they were.
-func newAdmissionChain(store datastore.Store, authz *authorization) (*admission.Chain, error) {
+func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, error) {
 	return admission.NewChain(
 		saadmission.New(satoken.StoreObjects{Store: store}),
-		rbacescalation.New(authz.authz, authz.resolver),
+		rbacescalation.New(parts.authz.authz, parts.authz.resolver),
+		parts.hooks.Mutating(),
+		parts.hooks.Validating(),
 	)
+}
+
+// parts are the pieces of the API server that in-process caches feed once
+// the loopback client exists: authorization (node graph, RBAC), custom
+// resources, and the webhook configurations.
+type parts struct {
+	authz *authorization
+	crds  *customResources
+	hooks *webhook.Dispatcher
+}
+
+// startWebhooks feeds the webhook dispatcher its configurations and the
+// Service resolver; the returned func stops the informers.
+func startWebhooks(d *webhook.Dispatcher, client kubernetes.Interface) func() {
+	src, stop := webhook.StartInformers(client)
+	d.SetSource(src, aggregator.EndpointResolver{Client: client})
+	return stop
 }

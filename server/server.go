@@ -21,6 +21,7 @@ import (
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/internal/pki"
 	"github.com/orch/orch/internal/version"
+	"github.com/orch/orch/server/admission/webhook"
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/controllers/eventttl"
@@ -54,17 +55,16 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer closeLogged(log, "datastore", store.Close)
 
 	ready := newReadyState()
-	authz := newAuthorization(log)
-	crds := newCustomResources(log)
+	parts := &parts{authz: newAuthorization(log), crds: newCustomResources(log), hooks: webhook.New(log)}
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, authz, crds, log)
+	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, parts, log)
 	if err != nil {
 		return err
 	}
-	inproc, err := startInProcess(cfg, api, authz, crds, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
+	inproc, err := startInProcess(cfg, api, parts, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
-	caches := func() error { return errors.Join(authz.ready(), crds.ready()) }
+	caches := func() error { return errors.Join(parts.authz.ready(), parts.crds.ready()) }
 	return serveUntilDone(ctx, cfg, p, bundle, ready, caches, errc, started, log)
 }
 
@@ -133,8 +133,7 @@ type inProcess struct {
 // startInProcess starts what runs in-process on every server over the
 // loopback client (the pod and RBAC caches behind authorization) and builds
 // the leader-only controllers, which leaderTasks runs.
-func startInProcess(cfg Config, api *apiserver.Server, authz *authorization, crds *customResources, tls controllerTLS,
-	log *zap.Logger) (*inProcess, error) {
+func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls controllerTLS, log *zap.Logger) (*inProcess, error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
@@ -158,13 +157,15 @@ func startInProcess(cfg Config, api *apiserver.Server, authz *authorization, crd
 				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy}, log)
 		}})
 	}
-	crdLoop, stopCRDs, err := crds.start(loopback, log)
+	crdLoop, stopCRDs, err := parts.crds.start(loopback, log)
 	if err != nil {
 		return nil, err
 	}
 	loops = append(loops, crdLoop)
-	stopAuthz := authz.start(loopClient)
-	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log), stop: func() { stopCRDs(); stopAuthz() }}, nil
+	stopAuthz := parts.authz.start(loopClient)
+	stopHooks := startWebhooks(parts.hooks, loopClient)
+	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log),
+		stop: func() { stopHooks(); stopCRDs(); stopAuthz() }}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,
@@ -224,7 +225,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 }
 
 func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
-	sa *saTokens, ready *readyState, authz *authorization, crds *customResources, log *zap.Logger) (*apiserver.Server, error) {
+	sa *saTokens, ready *readyState, parts *parts, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
@@ -233,7 +234,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
-	chain, err := newAdmissionChain(store, authz)
+	chain, err := newAdmissionChain(store, parts)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
@@ -250,15 +251,15 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	api, err := apiserver.New(apiserver.Config{
 		Store:            store,
 		Resources:        all.Resources(regCfg),
-		Virtual:          append(sa.reviews(authn), authz.reviews()...),
+		Virtual:          append(sa.reviews(authn), parts.authz.reviews()...),
 		OIDC:             sa.oidc,
 		TokenIssuer:      sa.issuer,
 		APIAudiences:     sa.issuer.APIAudiences(),
 		Authenticator:    authn,
-		Authorizer:       authz.authz,
+		Authorizer:       parts.authz.authz,
 		Logger:           log,
-		Ready:            readiness(store, ready, authz, crds),
-		Dynamic:          crds.reg,
+		Ready:            readiness(store, ready, parts),
+		Dynamic:          parts.crds.reg,
 		AdvertiseAddress: p.Advertise,
 		ClusterDNS:       p.ClusterDNS,
 		SecurePort:       cfg.HTTPSListenPort,
@@ -290,7 +291,7 @@ func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
 }
 
-func readiness(store *datastore.RaftStore, ready *readyState, authz *authorization, crds *customResources) func() error {
+func readiness(store *datastore.RaftStore, ready *readyState, parts *parts) func() error {
 	return func() error {
 		if store.LeaderAddr() == "" {
 			return errors.New("datastore has no raft leader")
@@ -298,7 +299,7 @@ func readiness(store *datastore.RaftStore, ready *readyState, authz *authorizati
 		if !ready.flag.Load() {
 			return errors.New("system namespaces and the kubernetes service are not created yet")
 		}
-		return errors.Join(authz.ready(), crds.ready())
+		return errors.Join(parts.authz.ready(), parts.crds.ready())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/registry/admissionregistration"
 	"github.com/orch/orch/server/registry/apiextensions"
 	"github.com/orch/orch/server/registry/apiregistration"
 	"github.com/orch/orch/server/registry/rbac"
@@ -16,6 +17,7 @@ func Groups() []registry.Group {
 		registry.Legacy(),
 		apiregistration.Group(),
 		apiextensions.Group(),
+		admissionregistration.Group(),
 		rbac.Group(),
 	}
 }

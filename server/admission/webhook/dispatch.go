@@ -1,0 +1,355 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/orch/orch/server/admission"
+)
+
+// Dispatcher holds what both plug-ins share: the configurations, the
+// Service resolver and the logger.
+type Dispatcher struct {
+	src      lateSource
+	resolver Resolver
+	log      *zap.Logger
+}
+
+// New returns a dispatcher with no configurations until SetSource.
+func New(log *zap.Logger) *Dispatcher {
+	return &Dispatcher{log: log.Named("webhook")}
+}
+
+// SetSource installs the configurations and the Service resolver (both
+// need the API server's loopback client, made after the chain).
+func (d *Dispatcher) SetSource(s Source, r Resolver) {
+	d.resolver = r
+	d.src.p.Store(&s)
+}
+
+// Mutating is the MutatingAdmissionWebhook plug-in.
+func (d *Dispatcher) Mutating() admission.Mutator { return mutating{d} }
+
+// Validating is the ValidatingAdmissionWebhook plug-in.
+func (d *Dispatcher) Validating() admission.Validator { return validating{d} }
+
+type mutating struct{ d *Dispatcher }
+
+func (mutating) Name() string                        { return "MutatingAdmissionWebhook" }
+func (mutating) Handles(op admission.Operation) bool { return op != admission.Connect }
+func (m mutating) Admit(ctx context.Context, a *admission.Attributes) error {
+	return m.d.mutate(ctx, a)
+}
+
+type validating struct{ d *Dispatcher }
+
+func (validating) Name() string                        { return "ValidatingAdmissionWebhook" }
+func (validating) Handles(op admission.Operation) bool { return op != admission.Connect }
+func (v validating) Validate(ctx context.Context, a *admission.Attributes) error {
+	return v.d.validate(ctx, a)
+}
+
+// hook is one webhook of either kind.
+type hook struct {
+	name        string
+	cc          admissionregistrationv1.WebhookClientConfig
+	rules       []admissionregistrationv1.RuleWithOperations
+	ignore      bool
+	nsSel       *metav1.LabelSelector
+	objSel      *metav1.LabelSelector
+	sideEffects *admissionregistrationv1.SideEffectClass
+	timeout     time.Duration
+}
+
+func timeoutOf(s *int32) time.Duration {
+	if s == nil {
+		return 10 * time.Second
+	}
+	return time.Duration(*s) * time.Second
+}
+
+func ignored(fp *admissionregistrationv1.FailurePolicyType) bool {
+	return fp != nil && *fp == admissionregistrationv1.Ignore
+}
+
+// exempt: webhooks never see the webhook configurations themselves.
+func exempt(a *admission.Attributes) bool {
+	return a.Resource.Group == admissionregistrationv1.GroupName
+}
+
+// matches reports whether h applies to a.
+func (d *Dispatcher) matches(h hook, a *admission.Attributes) bool {
+	ruleOK := false
+	for _, r := range h.rules {
+		if ruleMatches(r, a) {
+			ruleOK = true
+			break
+		}
+	}
+	if !ruleOK {
+		return false
+	}
+	ok, err := selectorsMatch(h.nsSel, h.objSel, a, d.src.get())
+	if err != nil {
+		d.log.Warn("webhook selector", zap.String("webhook", h.name), zap.Error(err))
+	}
+	return ok
+}
+
+func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error {
+	if exempt(a) || a.Object == nil {
+		return nil
+	}
+	for _, cfg := range d.src.get().Mutating() {
+		for _, w := range cfg.Webhooks {
+			h := hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
+				w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+			if !d.matches(h, a) {
+				continue
+			}
+			if err := d.callMutating(ctx, h, a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *Dispatcher) callMutating(ctx context.Context, h hook, a *admission.Attributes) error {
+	if err := dryRunAllowed(h, a); err != nil {
+		return err
+	}
+	review, err := newReview(a)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	resp, err := d.call(ctx, h.cc, h.timeout, review)
+	if err != nil {
+		return d.failure(h, err)
+	}
+	addWarnings(a, resp)
+	if !resp.Allowed {
+		return denied(h.name, resp.Result)
+	}
+	if len(resp.Patch) == 0 {
+		return nil
+	}
+	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+		return d.failure(h, fmt.Errorf("unsupported patch type %v", resp.PatchType))
+	}
+	if err := applyPatch(a.Object, review.Request.Object.Raw, resp.Patch); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("applying the patch of webhook %q: %w", h.name, err))
+	}
+	return nil
+}
+
+func (d *Dispatcher) validate(ctx context.Context, a *admission.Attributes) error {
+	if exempt(a) {
+		return nil
+	}
+	var hooks []hook
+	for _, cfg := range d.src.get().Validating() {
+		for _, w := range cfg.Webhooks {
+			h := hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
+				w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+			if d.matches(h, a) {
+				hooks = append(hooks, h)
+			}
+		}
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	review, err := newReview(a)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	errs := make([]error, len(hooks))
+	var wg sync.WaitGroup
+	for i, h := range hooks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.callValidating(ctx, h, a, review)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Dispatcher) callValidating(ctx context.Context, h hook, a *admission.Attributes, review *admissionv1.AdmissionReview) error {
+	if err := dryRunAllowed(h, a); err != nil {
+		return err
+	}
+	resp, err := d.call(ctx, h.cc, h.timeout, review)
+	if err != nil {
+		return d.failure(h, err)
+	}
+	addWarnings(a, resp)
+	if !resp.Allowed {
+		return denied(h.name, resp.Result)
+	}
+	return nil
+}
+
+// failure applies the failure policy to a call that did not work.
+func (d *Dispatcher) failure(h hook, err error) error {
+	err = fmt.Errorf("failed calling webhook %q: %w", h.name, err)
+	if h.ignore {
+		d.log.Warn("webhook failed; ignored by its failurePolicy", zap.Error(err))
+		return nil
+	}
+	return apierrors.NewInternalError(err)
+}
+
+func dryRunAllowed(h hook, a *admission.Attributes) error {
+	if !a.DryRun || h.sideEffects == nil {
+		return nil
+	}
+	switch *h.sideEffects {
+	case admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.SideEffectClassNoneOnDryRun:
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("admission webhook %q does not support dry run", h.name))
+}
+
+func addWarnings(a *admission.Attributes, r *admissionv1.AdmissionResponse) {
+	for _, w := range r.Warnings {
+		a.AddWarning(w)
+	}
+}
+
+// denied is upstream's error for a webhook that said no.
+func denied(name string, st *metav1.Status) error {
+	by := fmt.Sprintf("admission webhook %q denied the request", name)
+	out := metav1.Status{Status: metav1.StatusFailure}
+	if st != nil {
+		out = *st
+	}
+	if out.Code < http.StatusBadRequest {
+		out.Code = http.StatusBadRequest
+	}
+	if out.Status == "" || out.Status == metav1.StatusSuccess {
+		out.Status = metav1.StatusFailure
+	}
+	switch {
+	case out.Message != "":
+		out.Message = by + ": " + out.Message
+	case out.Reason != "":
+		out.Message = by + ": " + string(out.Reason)
+	default:
+		out.Message = by + " without explanation"
+	}
+	return &apierrors.StatusError{ErrStatus: out}
+}
+
+// newReview builds the AdmissionReview v1 request of a.
+func newReview(a *admission.Attributes) (*admissionv1.AdmissionReview, error) {
+	kind := metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind}
+	res := metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource}
+	req := &admissionv1.AdmissionRequest{
+		UID: uuid.NewUUID(), Kind: kind, Resource: res, SubResource: a.Subresource,
+		RequestKind: &kind, RequestResource: &res, RequestSubResource: a.Subresource,
+		Name: a.Name, Namespace: a.Namespace, Operation: admissionv1.Operation(a.Operation),
+		DryRun: &a.DryRun,
+	}
+	if a.User != nil {
+		req.UserInfo = authenticationv1.UserInfo{Username: a.User.Name, UID: a.User.UID, Groups: a.User.Groups}
+		if len(a.User.Extra) > 0 {
+			req.UserInfo.Extra = map[string]authenticationv1.ExtraValue{}
+			for k, v := range a.User.Extra {
+				req.UserInfo.Extra[k] = v
+			}
+		}
+	}
+	var err error
+	if req.Object.Raw, err = encode(a.Object, a.Kind.GroupVersion().String(), a.Kind.Kind); err != nil {
+		return nil, err
+	}
+	if req.OldObject.Raw, err = encode(a.OldObject, a.Kind.GroupVersion().String(), a.Kind.Kind); err != nil {
+		return nil, err
+	}
+	if req.Options.Raw, err = encodeOptions(a.Options); err != nil {
+		return nil, err
+	}
+	return &admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: req}, nil
+}
+
+// encode marshals obj with its apiVersion and kind; nil stays absent.
+func encode(obj runtime.Object, apiVersion, kind string) ([]byte, error) {
+	if obj == nil || reflect.ValueOf(obj).IsNil() {
+		return nil, nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"], m["kind"] = apiVersion, kind
+	}
+	return json.Marshal(m)
+}
+
+func encodeOptions(o runtime.Object) ([]byte, error) {
+	if o == nil || reflect.ValueOf(o).IsNil() {
+		return nil, nil
+	}
+	kind := reflect.TypeOf(o).Elem().Name()
+	return encode(o, "meta.k8s.io/v1", kind)
+}
+
+// applyPatch applies a JSON patch to obj (whose JSON was original) in place.
+func applyPatch(obj runtime.Object, original, patch []byte) error {
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return err
+	}
+	out, err := p.Apply(original)
+	if err != nil {
+		return err
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		m := map[string]any{}
+		if err := json.Unmarshal(out, &m); err != nil {
+			return err
+		}
+		u.Object = m
+		return nil
+	}
+	fresh := reflect.New(reflect.TypeOf(obj).Elem())
+	if err := json.Unmarshal(out, fresh.Interface()); err != nil {
+		return err
+	}
+	if fresh.Type() != reflect.TypeOf(obj) {
+		return errors.New("patched object has another type")
+	}
+	reflect.ValueOf(obj).Elem().Set(fresh.Elem())
+	return nil
+}

@@ -1,0 +1,273 @@
+package integration
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/orch/orch/test/testutil"
+)
+
+func init() {
+	register("AdmissionWebhooks", testAdmissionWebhooks)
+}
+
+// webhookServer is a TLS admission webhook on loopback: /validate denies
+// ConfigMaps labelled deny=yes, /mutate adds the label mutated=yes.
+type webhookServer struct {
+	srv   *httptest.Server
+	caPEM []byte
+	calls chan string
+}
+
+func newWebhookServer(t *testing.T, dnsName string) *webhookServer {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err, "key")
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: dnsName},
+		DNSNames: []string{dnsName}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	must(t, err, "cert")
+	w := &webhookServer{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), calls: make(chan string, 100)}
+	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
+	w.srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	w.srv.StartTLS()
+	t.Cleanup(w.srv.Close)
+	return w
+}
+
+func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(rw, "bad review", http.StatusBadRequest)
+		return
+	}
+	w.calls <- r.URL.Path
+	var obj struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	_ = json.Unmarshal(review.Request.Object.Raw, &obj)
+	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+	switch r.URL.Path {
+	case "/validate":
+		if obj.Metadata.Labels["deny"] == "yes" {
+			resp.Allowed = false
+			resp.Result = &metav1.Status{Code: 403, Message: "configmaps labelled deny=yes are not welcome"}
+		}
+		resp.Warnings = []string{"validated by the test webhook"}
+	case "/mutate":
+		op := `{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}`
+		if len(obj.Metadata.Labels) > 0 {
+			op = `{"op":"add","path":"/metadata/labels/mutated","value":"yes"}`
+		}
+		resp.Patch = []byte("[" + op + "]")
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/garbage":
+		_, _ = rw.Write([]byte("not json"))
+		return
+	}
+	review.Response = resp
+	review.Request = nil
+	_ = json.NewEncoder(rw).Encode(review)
+}
+
+func (w *webhookServer) url(path string) *string { return ptr.To(w.srv.URL + path) }
+
+func (w *webhookServer) port() int32 {
+	_, p, _ := net.SplitHostPort(strings.TrimPrefix(w.srv.URL, "https://"))
+	n, _ := strconv.Atoi(p)
+	return int32(n)
+}
+
+func configMapRule() []admissionregistrationv1.RuleWithOperations {
+	return []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"CREATE", "UPDATE"},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}
+}
+
+func nsSelector(ns string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+}
+
+func testAdmissionWebhooks(t *testing.T, s *testutil.Server) {
+	ns := newNamespace(t, s.Clientset)
+	ctx := ctxT(t)
+	svcName := "hooks"
+	hs := newWebhookServer(t, svcName+"."+ns+".svc")
+	none := ptr.To(admissionregistrationv1.SideEffectClassNone)
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "it-" + ns},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "deny.it.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: hs.url("/validate"), CABundle: hs.caPEM},
+			Rules:        configMapRule(), NamespaceSelector: nsSelector(ns), SideEffects: none, AdmissionReviewVersions: []string{"v1"}}}}
+	_, err := s.Clientset.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{})
+	must(t, err, "create validating config")
+	t.Cleanup(func() {
+		_ = s.Clientset.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctxT(t), vwc.Name, metav1.DeleteOptions{})
+	})
+	cms := s.Clientset.CoreV1().ConfigMaps(ns)
+	cm := func(name string, labels map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	waitFor(t, "the validating webhook to deny", func() error {
+		_, err := cms.Create(ctx, cm("denied", map[string]string{"deny": "yes"}), metav1.CreateOptions{})
+		if err == nil {
+			_ = cms.Delete(ctx, "denied", metav1.DeleteOptions{})
+			return errString("created")
+		}
+		if !strings.Contains(err.Error(), `admission webhook "deny.it.example.com" denied the request: configmaps labelled deny=yes are not welcome`) {
+			t.Fatalf("denial: %v", err)
+		}
+		return nil
+	})
+	_, err = cms.Create(ctx, cm("welcome", nil), metav1.CreateOptions{})
+	must(t, err, "create an allowed configmap")
+	t.Run("mutating by service", func(t *testing.T) { testMutatingByService(t, s, hs, ns, svcName) })
+	t.Run("failure policy", func(t *testing.T) { testFailurePolicy(t, s, hs, ns) })
+	t.Run("bad configurations", func(t *testing.T) { testBadWebhookConfigs(t, s) })
+}
+
+// testMutatingByService: a mutating webhook reached through a Service and
+// its EndpointSlice (loopback here) adds a label; dry-run runs it too.
+func testMutatingByService(t *testing.T, s *testutil.Server, hs *webhookServer, ns, svcName string) {
+	ctx := ctxT(t)
+	_, err := s.Clientset.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: svcName},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{})
+	must(t, err, "service")
+	_, err = s.Clientset.DiscoveryV1().EndpointSlices(ns).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svcName + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svcName}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(hs.port())}},
+	}, metav1.CreateOptions{})
+	must(t, err, "endpointslice")
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "it-m-" + ns},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "label.it.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: hs.caPEM,
+				Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: svcName, Path: ptr.To("/mutate")}},
+			Rules: configMapRule(), NamespaceSelector: nsSelector(ns), ObjectSelector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "skip", Operator: metav1.LabelSelectorOpDoesNotExist}}},
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"}}}}
+	_, err = s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{})
+	must(t, err, "create mutating config")
+	t.Cleanup(func() {
+		_ = s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctxT(t), mwc.Name, metav1.DeleteOptions{})
+	})
+	cms := s.Clientset.CoreV1().ConfigMaps(ns)
+	i := 0
+	waitFor(t, "the mutating webhook to label", func() error {
+		i++
+		got, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "m" + strconv.Itoa(i)}}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Labels["mutated"] != "yes" {
+			return errString("not labelled")
+		}
+		return nil
+	})
+	skipped, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "skipped", Labels: map[string]string{"skip": "1"}}}, metav1.CreateOptions{})
+	must(t, err, "create a configmap the objectSelector leaves out")
+	if skipped.Labels["mutated"] != "" {
+		t.Fatal("objectSelector did not exclude the configmap")
+	}
+	dry, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}, metav1.CreateOptions{DryRun: []string{"All"}})
+	must(t, err, "dry-run create")
+	if dry.Labels["mutated"] != "yes" {
+		t.Fatal("dry run skipped the mutating webhook")
+	}
+	if _, err := cms.Get(ctx, "dry", metav1.GetOptions{}); err == nil {
+		t.Fatal("a dry-run create was stored")
+	}
+}
+
+// testFailurePolicy: an unreachable webhook fails the request under Fail
+// and is skipped under Ignore; an answer that is not a review fails too.
+func testFailurePolicy(t *testing.T, s *testutil.Server, hs *webhookServer, ns string) {
+	ctx := ctxT(t)
+	dead := "https://127.0.0.1:1/validate"
+	mk := func(name, url string, fp admissionregistrationv1.FailurePolicyType, label string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + ns},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: name + ".it.example.com",
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: hs.caPEM},
+				Rules:        configMapRule(), NamespaceSelector: nsSelector(ns), FailurePolicy: &fp, TimeoutSeconds: ptr.To(int32(2)),
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"policy": label}},
+				SideEffects:    ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"}}}}
+	}
+	vwcs := s.Clientset.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	for _, c := range []*admissionregistrationv1.ValidatingWebhookConfiguration{
+		mk("fail", dead, admissionregistrationv1.Fail, "fail"), mk("ignore", dead, admissionregistrationv1.Ignore, "ignore"),
+		mk("garbage", *hs.url("/garbage"), admissionregistrationv1.Fail, "garbage"),
+	} {
+		_, err := vwcs.Create(ctx, c, metav1.CreateOptions{})
+		must(t, err, "create %s", c.Name)
+		name := c.Name
+		t.Cleanup(func() { _ = vwcs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	}
+	cms := s.Clientset.CoreV1().ConfigMaps(ns)
+	for _, label := range []string{"fail", "garbage"} {
+		waitFor(t, "failurePolicy Fail ("+label+")", func() error {
+			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: label + "-",
+				Labels: map[string]string{"policy": label}}}, metav1.CreateOptions{})
+			if err == nil {
+				return errString("created")
+			}
+			if st := statusOf(err); st == nil || st.Code != 500 || !strings.Contains(st.Message, `failed calling webhook "`+label+`.it.example.com"`) {
+				t.Fatalf("failure under Fail: %v", err)
+			}
+			return nil
+		})
+	}
+	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ignored",
+		Labels: map[string]string{"policy": "ignore"}}}, metav1.CreateOptions{})
+	must(t, err, "create past an unreachable webhook with failurePolicy Ignore")
+}
+
+func testBadWebhookConfigs(t *testing.T, s *testutil.Server) {
+	ctx := ctxT(t)
+	vwcs := s.Clientset.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	base := func() *admissionregistrationv1.ValidatingWebhookConfiguration {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "it-bad"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "bad.it.example.com",
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/x")},
+				Rules:        configMapRule(), SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone),
+				AdmissionReviewVersions: []string{"v1"}}}}
+	}
+	c := base()
+	c.Webhooks[0].ClientConfig.URL = ptr.To("http://127.0.0.1:1/x")
+	_, err := vwcs.Create(ctx, c, metav1.CreateOptions{})
+	wantField(t, err, "webhooks[0].clientConfig.url")
+	c = base()
+	c.Webhooks[0].SideEffects = nil
+	_, err = vwcs.Create(ctx, c, metav1.CreateOptions{})
+	wantField(t, err, "webhooks[0].sideEffects")
+	c = base()
+	c.Webhooks[0].TimeoutSeconds = ptr.To(int32(31))
+	_, err = vwcs.Create(ctx, c, metav1.CreateOptions{})
+	wantField(t, err, "webhooks[0].timeoutSeconds")
+	c = base()
+	c.Webhooks[0].Name = "short"
+	_, err = vwcs.Create(ctx, c, metav1.CreateOptions{})
+	wantField(t, err, "webhooks[0].name")
+}
