@@ -1,7 +1,9 @@
 package apiserver
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -47,7 +49,16 @@ func TestPatchTypes(t *testing.T) {
 			}},
 		{"stale rv in patch", cmDefault + "/p", "application/merge-patch+json", `{"metadata":{"resourceVersion":"1"}}`, 409, nil},
 		{"strict unknown field in patch", cmDefault + "/p?fieldValidation=Strict", "application/merge-patch+json", `{"spec":{"x":1}}`, 400, nil},
-		{"apply not served", cmDefault + "/p", "application/apply-patch+yaml", `{}`, 415, nil},
+		{"apply without fieldManager", cmDefault + "/p", "application/apply-patch+yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}", 400, nil},
+		{"apply of another kind", cmDefault + "/p?fieldManager=t", "application/apply-patch+yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: p}", 400, nil},
+		{"apply", cmDefault + "/p?fieldManager=t", "application/apply-patch+yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\ndata: {applied: \"yes\"}", 200,
+			func(t *testing.T, m map[string]any) {
+				if !strings.Contains(fmt.Sprint(m["metadata"]), "manager:t operation:Apply") {
+					t.Fatalf("managedFields lack the apply: %v", m["metadata"])
+				}
+			}},
+		{"apply as cbor", cmDefault + "/p?fieldManager=t", "application/apply-patch+cbor", `{}`, 415, nil},
+		{"force on a merge patch", cmDefault + "/p?force=true", "application/merge-patch+json", `{}`, 400, nil},
 		{"unknown patch type", cmDefault + "/p", "text/plain", `{}`, 415, nil},
 		{"missing object", cmDefault + "/nope", "application/merge-patch+json", `{}`, 404, nil},
 		{"rename refused", cmDefault + "/p", "application/merge-patch+json", `{"metadata":{"name":"q"}}`, 400, nil},

@@ -88,6 +88,13 @@ func (s *Server) create(ctx context.Context, rc *reqCtx, obj runtime.Object, dry
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	setCreateFields(m)
 	rc.res.Strategy.Default(obj)
+	if applied, _ := ctx.Value(applyCreateKey{}).(bool); !applied {
+		tracked, err := s.trackCreate(rc, obj)
+		if err != nil {
+			return nil, err
+		}
+		obj, m = tracked, objectMeta(tracked)
+	}
 	if err := s.admitMutating(ctx, rc, obj); err != nil {
 		return nil, err
 	}

@@ -34,8 +34,9 @@ func (s *Server) readPatch(w http.ResponseWriter, r *http.Request) (*patchReques
 	pt := types.PatchType(mt)
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
-		return nil, unsupportedPatchMsg(fmt.Sprintf("server-side apply (%s) is not supported by this server; use client-side apply (kubectl apply --server-side=false)", mt))
+	case types.ApplyYAMLPatchType:
+	case types.ApplyCBORPatchType:
+		return nil, unsupportedPatchMsg(fmt.Sprintf("%s is not supported: use application/apply-patch+yaml", mt))
 	default:
 		return nil, unsupportedPatch(ct)
 	}
@@ -108,6 +109,14 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, rc *reqCtx)
 	dryRun, err := parseDryRun(rc)
 	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if p.typ == types.ApplyYAMLPatchType {
+		s.handleApply(w, r, rc, p, dryRun)
+		return
+	}
+	if rc.query.Get("force") != "" {
+		s.writeError(w, r, badRequestf("force: Invalid value: %q: may not be specified for non-apply patch", rc.query.Get("force")))
 		return
 	}
 	mode := modeMain

@@ -23,6 +23,10 @@ type reqCtx struct {
 	out   output
 	// warn adds a Warning header to the response (admission warnings).
 	warn func(msg string)
+	// userAgent names the default field manager; applying marks a
+	// server-side apply, whose managedFields the apply itself keeps.
+	userAgent string
+	applying  bool
 }
 
 type resourceHandler func(http.ResponseWriter, *http.Request, *reqCtx)
@@ -35,7 +39,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		return
 	}
 	rc := &reqCtx{res: res, info: info, gr: groupResource(res), name: info.Name, query: r.URL.Query(),
-		warn: func(msg string) { addWarning(w, msg) }}
+		warn: func(msg string) { addWarning(w, msg) }, userAgent: r.UserAgent()}
 	if res.Namespaced {
 		rc.ns = info.Namespace
 		if rc.ns == "" && info.Name != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
 	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/fieldmanager"
 	"github.com/orch/orch/server/registry"
 	"github.com/orch/orch/server/registry/all"
 )
@@ -78,6 +79,8 @@ type Server struct {
 	resources []*registry.Resource
 	// byGVR finds the Resource of a group, version and plural name.
 	byGVR map[schema.GroupVersionResource]*registry.Resource
+	// fields keeps managedFields and performs server-side apply.
+	fields *fieldmanager.Managers
 	// namespaces is the core v1 namespaces resource (nil when not served).
 	namespaces *registry.Resource
 	dec        decoders
@@ -131,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.dec = newDecoders(cfg.Scheme)
+	s.fields = fieldmanager.New(cfg.Scheme)
 	s.kubelet = newKubeletClient(cfg.KubeletClientTLS)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil

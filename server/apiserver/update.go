@@ -90,6 +90,11 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 		if err != nil {
 			return nil, err
 		}
+		if !rc.applying {
+			if obj, err = s.trackUpdate(rc, mode, cur, obj); err != nil {
+				return nil, err
+			}
+		}
 		conditional, err := s.admitUpdate(ctx, rc, mode, obj, cur, kv, dryRun)
 		if err != nil {
 			return nil, err

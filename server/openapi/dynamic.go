@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Doc is a v3 document made at run time (a custom resource group version).
@@ -99,4 +101,25 @@ func (s *Specs) Components(doc string, names ...string) (map[string]json.RawMess
 		}
 	}
 	return out, nil
+}
+
+// V2Definitions returns the embedded OpenAPI v2 definitions (the schemas
+// of the built-in types, keyed by their definition names).
+func (s *Specs) V2Definitions() (map[string]*spec.Schema, error) {
+	f, err := s.fsys.Open("v2.json.gz")
+	if err != nil {
+		return nil, fmt.Errorf("openapi: v2: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: v2: %w", err)
+	}
+	var d struct {
+		Definitions map[string]*spec.Schema `json:"definitions"`
+	}
+	if err := json.NewDecoder(zr).Decode(&d); err != nil {
+		return nil, fmt.Errorf("openapi: v2: %w", err)
+	}
+	return d.Definitions, nil
 }

@@ -168,6 +168,13 @@ func testWidgetCRUD(t *testing.T, wi dynamic.ResourceInterface, group string) {
 	must(t, err, "json patch")
 	_, err = wi.Patch(ctx, "a", types.StrategicMergePatchType, []byte(`{"spec":{"size":"large"}}`), metav1.PatchOptions{})
 	wantCode(t, err, 415, "strategic merge patch of a custom resource")
+	applied, err := wi.Apply(ctx, "applied", widget(group, "applied", map[string]interface{}{"size": "large"}), metav1.ApplyOptions{FieldManager: "op"})
+	must(t, err, "server-side apply of a custom resource")
+	if len(applied.GetManagedFields()) == 0 || applied.GetManagedFields()[0].Manager != "op" {
+		t.Fatalf("managedFields of an applied custom resource: %+v", applied.GetManagedFields())
+	}
+	_, err = wi.Apply(ctx, "applied", widget(group, "applied", map[string]interface{}{"size": "small"}), metav1.ApplyOptions{FieldManager: "other"})
+	wantCode(t, err, 409, "conflicting apply of a custom resource")
 }
 
 func testWidgetSchemaErrors(t *testing.T, wi dynamic.ResourceInterface, group string) {

@@ -41,6 +41,7 @@ func TestKubectl(t *testing.T) {
 		{"ServiceAccountsAndTokens", testServiceAccounts},
 		{"RBAC", testRBAC},
 		{"CustomResourceDefinitions", testCRD},
+		{"ServerSideApply", testServerSideApply},
 	}
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range tests {

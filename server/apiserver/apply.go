@@ -1,0 +1,117 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// handleApply serves server-side apply (PATCH with
+// application/apply-patch+yaml): the applied configuration is merged into
+// the live object by the field manager, which owns conflicts (409 naming
+// the fields and managers unless force=true). A missing object is created.
+func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, rc *reqCtx, p *patchRequest, dryRun bool) {
+	applied, err := s.decodeApplied(rc, p.data)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	manager := rc.query.Get("fieldManager")
+	if manager == "" {
+		s.writeError(w, r, badRequestf("PATCH /%s: fieldManager is required for apply requests", rc.info.Path))
+		return
+	}
+	if _, err := managerName(rc); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	force := isTrue(rc.query.Get("force"))
+	sub, mode := "", modeMain
+	if rc.info.Subresource == "status" {
+		sub, mode = "status", modeStatus
+	}
+	fm, err := s.fieldManager(rc, sub)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewInternalError(errFieldManager(err)))
+		return
+	}
+	rc.applying = true
+	res, err := s.guaranteedUpdate(r.Context(), rc, mode, dryRun, func(cur runtime.Object) (runtime.Object, error) {
+		setTypeMeta(rc.res, cur)
+		out, err := fm.Apply(cur, applied.DeepCopy(), manager, force)
+		if err != nil {
+			return nil, err
+		}
+		unconditionalIfSameRV(out, cur)
+		return out, nil
+	})
+	if apierrors.IsNotFound(err) && mode == modeMain {
+		s.applyCreate(w, r, rc, applied, manager, force, dryRun)
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, rc, http.StatusOK, res.obj)
+}
+
+// applyCreate creates the object an apply named (201).
+func (s *Server) applyCreate(w http.ResponseWriter, r *http.Request, rc *reqCtx, applied *unstructured.Unstructured,
+	manager string, force, dryRun bool) {
+	fm, err := s.fieldManager(rc, "")
+	if err != nil {
+		s.writeError(w, r, apierrors.NewInternalError(errFieldManager(err)))
+		return
+	}
+	live := rc.res.New()
+	setTypeMeta(rc.res, live)
+	obj, err := fm.Apply(live, applied.DeepCopy(), manager, force)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.create(context.WithValue(r.Context(), applyCreateKey{}, true), rc, obj, dryRun)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, rc, http.StatusCreated, out)
+}
+
+// applyCreateKey marks a create whose managedFields the apply already set.
+type applyCreateKey struct{}
+
+// decodeApplied parses an apply body (YAML or JSON) as an unstructured
+// object of the URL's kind, named as the URL names it.
+func (s *Server) decodeApplied(rc *reqCtx, data []byte) (*unstructured.Unstructured, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, badRequestf("error decoding YAML: %v", err)
+	}
+	m := map[string]interface{}{}
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, badRequestf("error decoding YAML: %v", err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	gvk := rc.res.GroupVersion.WithKind(rc.res.Kind)
+	if u.GetAPIVersion() != gvk.GroupVersion().String() || u.GetKind() != gvk.Kind {
+		return nil, badRequestf("the apply configuration's apiVersion %q and kind %q do not match the URL's %s, Kind=%s",
+			u.GetAPIVersion(), u.GetKind(), gvk.GroupVersion(), gvk.Kind)
+	}
+	if u.GetName() != rc.name {
+		return nil, badRequestf("the name of the object (%s) does not match the name on the URL (%s)", u.GetName(), rc.name)
+	}
+	if rc.res.Namespaced && u.GetNamespace() != "" && u.GetNamespace() != rc.ns {
+		return nil, badRequestf("the namespace of the object (%s) does not match the namespace on the URL (%s)", u.GetNamespace(), rc.ns)
+	}
+	if rc.res.Namespaced {
+		u.SetNamespace(rc.ns)
+	}
+	return u, nil
+}
