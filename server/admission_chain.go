@@ -5,6 +5,7 @@ import (
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
+	"github.com/orch/orch/server/admission/defaultingressclass"
 	"github.com/orch/orch/server/admission/rbacescalation"
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
 	"github.com/orch/orch/server/admission/webhook"
@@ -22,6 +23,7 @@ import (
 func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, error) {
 	return admission.NewChain(
 		saadmission.New(satoken.StoreObjects{Store: store}),
+		defaultingressclass.New(store),
 		rbacescalation.New(parts.authz.authz, parts.authz.resolver),
 		parts.hooks.Mutating(),
 		parts.hooks.Validating(),

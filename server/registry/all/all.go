@@ -8,6 +8,8 @@ import (
 	"github.com/orch/orch/server/registry/admissionregistration"
 	"github.com/orch/orch/server/registry/apiextensions"
 	"github.com/orch/orch/server/registry/apiregistration"
+	"github.com/orch/orch/server/registry/autoscaling"
+	"github.com/orch/orch/server/registry/clusterconfig"
 	"github.com/orch/orch/server/registry/rbac"
 )
 
@@ -18,6 +20,8 @@ func Groups() []registry.Group {
 		apiregistration.Group(),
 		apiextensions.Group(),
 		admissionregistration.Group(),
+		autoscaling.Group(),
+		clusterconfig.Group(),
 		rbac.Group(),
 	}
 }
