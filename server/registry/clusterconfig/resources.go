@@ -189,7 +189,9 @@ func csiNode() registry.Def {
 		New: registry.NewObjects[storagev1.CSINode](), NewList: registry.NewObjects[storagev1.CSINodeList](),
 		Hooks: registry.Hooks{
 			Columns: []metav1.TableColumnDefinition{registry.Col("Drivers", "integer", 0, "Drivers indicates the number of CSI drivers registered on the node"), registry.AgeColumn()},
-			Row:     func(o runtime.Object) []interface{} { return []interface{}{int64(len(n(o).Spec.Drivers)), registry.Age(o)} },
+			Row: func(o runtime.Object) []interface{} {
+				return []interface{}{int64(len(n(o).Spec.Drivers)), registry.Age(o)}
+			},
 		}}
 }
 
