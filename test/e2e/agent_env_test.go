@@ -60,6 +60,7 @@ type agentEnv struct {
 	logFile     string
 	runs        int
 	kubeletPort int
+	apiAddr     string // the address the server serves on (default 127.0.0.1)
 }
 
 func newAgentEnv(t *testing.T) *agentEnv {
@@ -80,10 +81,19 @@ func newAgentEnv(t *testing.T) *agentEnv {
 
 // startCluster starts the server, drops the test image into the agent's
 // air-gap dir and starts the agent.
-func startCluster(t *testing.T) *agentEnv {
+func startCluster(t *testing.T) *agentEnv { return startClusterAt(t, "") }
+
+// startClusterAt is startCluster with the server on apiAddr (bind and
+// advertise) instead of loopback, for pods that must reach the API.
+func startClusterAt(t *testing.T, apiAddr string) *agentEnv {
 	requireHost(t)
 	e := newAgentEnv(t)
-	e.server = testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--cluster-cidr", e.podCIDR}})
+	args := []string{"--cluster-cidr", e.podCIDR}
+	if apiAddr != "" {
+		e.apiAddr = apiAddr
+		args = append(args, "--bind-address", apiAddr, "--advertise-address", apiAddr)
+	}
+	e.server = testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: args})
 	tok, err := os.ReadFile(filepath.Join(e.server.DataDir, "server", "token"))
 	if err != nil {
 		t.Fatalf("reading the join token: %v", err)
@@ -103,7 +113,11 @@ func startCluster(t *testing.T) *agentEnv {
 }
 
 func (e *agentEnv) args() []string {
-	return []string{"agent", "--join", fmt.Sprintf("https://127.0.0.1:%d", e.server.HTTPSPort),
+	api := e.apiAddr
+	if api == "" {
+		api = "127.0.0.1"
+	}
+	return []string{"agent", "--join", fmt.Sprintf("https://%s:%d", api, e.server.HTTPSPort),
 		"--node-ip", "127.0.0.1", "--kubelet-port", strconv.Itoa(e.kubeletPort),
 		"--data-dir", e.dataDir, "--node-name", e.node, "--node-label", "e2e=yes", "--cluster-cidr", e.podCIDR,
 		"--bridge-name", e.bridge, "--containerd-state-dir", filepath.Join(e.stateBase, "containerd"),

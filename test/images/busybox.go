@@ -1,12 +1,8 @@
 package images
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,32 +68,11 @@ func WriteBusyboxImage(path, busybox string, refs ...string) error {
 	if err != nil {
 		return fmt.Errorf("read busybox: %w", err)
 	}
-	layer, diffID, err := busyboxLayer(bin)
+	layer, diffID, err := layerOf(rootfsEntries(bin))
 	if err != nil {
 		return err
 	}
-	blobs := newBlobs()
-	layerDesc := blobs.add("application/vnd.oci.image.layer.v1.tar+gzip", layer)
-	cfg, err := json.Marshal(imageConfig(diffID))
-	if err != nil {
-		return err
-	}
-	cfgDesc := blobs.add("application/vnd.oci.image.config.v1+json", cfg)
-	manifest, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
-		"config":        cfgDesc,
-		"layers":        []descriptor{layerDesc},
-	})
-	if err != nil {
-		return err
-	}
-	mDesc := blobs.add("application/vnd.oci.image.manifest.v1+json", manifest)
-	index, err := json.Marshal(ociIndex(mDesc, refs))
-	if err != nil {
-		return err
-	}
-	return writeLayout(path, blobs, index)
+	return writeSingleLayer(path, layer, diffID, imageConfig(diffID)["config"].(map[string]any), refs)
 }
 
 type descriptor struct {
@@ -154,33 +129,4 @@ func ociIndex(m descriptor, refs []string) map[string]any {
 	}
 	return map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
 		"manifests": ms}
-}
-
-// busyboxLayer returns the gzipped layer tar and its diff ID (the digest of
-// the uncompressed tar).
-func busyboxLayer(bin []byte) ([]byte, string, error) {
-	var raw bytes.Buffer
-	tw := tar.NewWriter(&raw)
-	for _, e := range rootfsEntries(bin) {
-		if err := writeEntry(tw, e); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256(raw.Bytes())
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
-	if err != nil {
-		return nil, "", err
-	}
-	zw.ModTime = epoch
-	if _, err := zw.Write(raw.Bytes()); err != nil {
-		return nil, "", err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, "", err
-	}
-	return gz.Bytes(), "sha256:" + hex.EncodeToString(sum[:]), nil
 }
