@@ -1,6 +1,6 @@
 # orch build targets. `make build` needs only Go; `make test` runs the whole
 # suite (as root, see scripts/test.sh); `make bench` runs the API benchmark and, as root, the pod benchmarks
-# recorded in docs/benchmarks.md.
+# recorded in docs/benchmarks.md; `make charts` installs real Helm charts (docs/charts.md).
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
-.PHONY: build test unit cross bench kubectl clean
+.PHONY: build test unit cross bench kubectl helm charts clean
 
 build:
 	$(BUILD) -o $(OUT)/orch .
@@ -31,6 +31,16 @@ bench:
 
 kubectl:
 	./scripts/build-kubectl.sh
+
+helm:
+	./scripts/build-helm.sh
+
+# charts installs the real charts of $(CHARTS) with the real Helm on a real
+# node (as root; builds Helm and the charts' programs from source; results
+# in docs/charts.md).
+CHARTS ?= ../shared/charts
+charts:
+	CHARTS=$(abspath $(CHARTS)) $(GO) test -tags charts -count=1 -timeout 30m -v -run TestCharts ./test/e2e/
 
 clean:
 	rm -rf $(OUT)

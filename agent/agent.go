@@ -344,7 +344,8 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	if err != nil {
 		return err
 	}
-	stopAPI := serveKubeletAPI(ctx, cfg, log, creds, rt, k)
+	usage, _ := cg.(cgroupUsage)
+	stopAPI := serveKubeletAPI(ctx, cfg, log, creds, rt, k, kubeletAPIExtras{client: client, cg: usage})
 	defer stopAPI()
 	log.Info("agent running", zap.String("node", cfg.NodeName))
 	return k.Run(ctx)

@@ -8,8 +8,10 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/agent/join"
 	"github.com/orch/orch/agent/kubelet"
@@ -25,8 +27,9 @@ const APIServerKubeletClientCN = "system:apiserver-kubelet-client"
 // with the node's serving certificate. Without one (a server that does not
 // issue them) the API is left off and logged; the pods still run. stop ends
 // the listener.
-func serveKubeletAPI(ctx context.Context, cfg Config, log *zap.Logger, creds *join.Credentials, rt runtime.Interface, k *kubelet.Kubelet) (stop func()) {
-	srv, err := newKubeletAPI(cfg, log, creds, rt, k)
+func serveKubeletAPI(ctx context.Context, cfg Config, log *zap.Logger, creds *join.Credentials, rt runtime.Interface,
+	k *kubelet.Kubelet, x kubeletAPIExtras) (stop func()) {
+	srv, err := newKubeletAPI(cfg, log, creds, rt, k, x)
 	if err != nil {
 		log.Warn("kubelet API disabled: kubectl logs/exec/port-forward will not reach this node", zap.Error(err))
 		return func() {}
@@ -49,7 +52,15 @@ func serveKubeletAPI(ctx context.Context, cfg Config, log *zap.Logger, creds *jo
 	return func() { cancel(); _ = ln.Close(); wg.Wait() }
 }
 
-func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runtime.Interface, k *kubelet.Kubelet) (*kubeletapi.Server, error) {
+// kubeletAPIExtras are what the metrics endpoints and delegated
+// authentication/authorization need: the agent's API client and cgroups.
+type kubeletAPIExtras struct {
+	client kubernetes.Interface
+	cg     cgroupUsage // nil: no metrics endpoints
+}
+
+func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runtime.Interface, k *kubelet.Kubelet,
+	x kubeletAPIExtras) (*kubeletapi.Server, error) {
 	cert, err := creds.ServingTLS()
 	if err != nil {
 		return nil, err
@@ -66,5 +77,16 @@ func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runt
 			return c.Subject.CommonName == APIServerKubeletClientCN
 		},
 		PodLookup: kubeletapi.PodLookupFromRuntime(rt, k.GetPod),
+		Tokens:    apiReviews{client: x.client, node: cfg.NodeName},
+		Access:    apiReviews{client: x.client, node: cfg.NodeName},
+		Stats:     statsOf(cfg, x, rt, k),
 	})
+}
+
+// statsOf is the metrics source of the kubelet API, nil without cgroups.
+func statsOf(cfg Config, x kubeletAPIExtras, rt runtime.Interface, k *kubelet.Kubelet) kubeletapi.Stats {
+	if x.cg == nil {
+		return nil
+	}
+	return &nodeStats{node: cfg.NodeName, cg: x.cg, rt: rt, pods: k.Pods, start: time.Now()}
 }

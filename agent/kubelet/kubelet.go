@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -250,6 +251,13 @@ func (k *Kubelet) resyncAll() {
 	for _, p := range pods {
 		k.queue.Add(p.Namespace + "/" + p.Name)
 	}
+}
+
+// Pods returns the pods bound to this node from the informer's cache (for
+// the kubelet API's stats); the objects must not be modified.
+func (k *Kubelet) Pods() []*corev1.Pod {
+	pods, _ := k.lister.List(labels.Everything())
+	return pods
 }
 
 // GetPod returns a pod bound to this node from the informer's cache (for

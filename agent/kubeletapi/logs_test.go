@@ -203,7 +203,11 @@ func expectLine(t *testing.T, rd *bufio.Reader, want string) {
 
 func TestClientCertChecked(t *testing.T) {
 	e := newTestEnv(t)
-	other := e.clientConfig(t, "system:node:evil")
+	cert, key, err := e.bundle.IssueClientCert("system:node:evil", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &rest.Config{Host: e.base, TLSClientConfig: rest.TLSClientConfig{CAData: e.bundle.CAPEM(), CertData: cert, KeyData: key}}
 	c, err := rest.HTTPClientFor(other)
 	if err != nil {
 		t.Fatal(err)

@@ -49,13 +49,22 @@ type Config struct {
 	PodLookup func(ns, name string) (Pod, bool)
 	// FollowPoll is how often a followed log is checked for new lines; 0 = 250ms.
 	FollowPoll time.Duration
+	// Tokens and Access authenticate bearer tokens and authorize callers
+	// other than the API server (metrics-server, Prometheus) as kubelet's
+	// webhook authentication and authorization do; nil refuses them.
+	Tokens TokenReviewer
+	Access AccessReviewer
+	// Stats, when set, serves /metrics/resource and /stats/summary.
+	Stats Stats
 }
 
 // Server is the agent's HTTPS API.
 type Server struct {
-	cfg Config
-	log *zap.Logger
-	mux *http.ServeMux
+	cfg    Config
+	log    *zap.Logger
+	mux    *http.ServeMux
+	tokens reviewCache
+	access reviewCache
 }
 
 // New checks cfg and builds the Server.
@@ -71,6 +80,10 @@ func New(log *zap.Logger, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/exec/{ns}/{pod}/{container}", s.serveExec)
 	s.mux.HandleFunc("/attach/{ns}/{pod}/{container}", s.serveAttach)
 	s.mux.HandleFunc("/portForward/{ns}/{pod}", s.servePortForward)
+	if cfg.Stats != nil {
+		s.mux.HandleFunc("GET /metrics/resource", s.serveResourceMetrics)
+		s.mux.HandleFunc("GET /stats/summary", s.serveSummary)
+	}
 	return s, nil
 }
 
@@ -81,7 +94,7 @@ func (s *Server) TLSConfig() *tls.Config {
 	if s.cfg.ServerTLS != nil {
 		c = s.cfg.ServerTLS.Clone()
 	}
-	c.ClientAuth = tls.RequireAndVerifyClientCert
+	c.ClientAuth = tls.VerifyClientCertIfGiven
 	c.ClientCAs = s.cfg.ClientCA
 	c.NextProtos = []string{"http/1.1"}
 	return c
@@ -91,14 +104,19 @@ func (s *Server) TLSConfig() *tls.Config {
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "a client certificate signed by the cluster CA is required")
+	c, ok := s.authenticate(r)
+	if !ok {
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "a client certificate signed by the cluster CA or a valid bearer token is required")
 		return
 	}
-	leaf := r.TLS.VerifiedChains[0][0]
-	if s.cfg.AllowedClient == nil || !s.cfg.AllowedClient(leaf) {
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && s.cfg.AllowedClient != nil && s.cfg.AllowedClient(r.TLS.VerifiedChains[0][0]) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if !s.authorize(r, c) {
+		verb, sub := attributes(r)
 		writeStatus(w, http.StatusForbidden, "Forbidden",
-			fmt.Sprintf("client %q may not use the node API", leaf.Subject.CommonName))
+			fmt.Sprintf("user=%s verb=%s resource=nodes subresource=%s", c.Name, verb, sub))
 		return
 	}
 	s.mux.ServeHTTP(w, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	testimages "github.com/orch/orch/test/images"
 	"github.com/orch/orch/test/testutil"
@@ -71,6 +73,28 @@ func TestInClusterClient(t *testing.T) {
 			return false, fmt.Errorf("the client found no in-cluster config: %s", s)
 		}
 		return strings.Contains(s, "LIST "+ns+" OK 1") && strings.Contains(s, "LIST kube-system FORBIDDEN"), nil
+	})
+	t.Run("resource metrics of the pod", func(t *testing.T) { kubeletResourceMetrics(t, e, ns) })
+}
+
+// kubeletResourceMetrics: the agent's /metrics/resource reports the
+// running pod's container from its real cgroup (as metrics-server reads it).
+func kubeletResourceMetrics(t *testing.T, e *agentEnv, ns string) {
+	cfg := rest.CopyConfig(e.server.Config)
+	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", e.kubeletPort)
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`container_memory_working_set_bytes{container="c",namespace=%q,pod="client"} `, ns)
+	waitFor(t, 30*time.Second, "the pod in /metrics/resource", func() (bool, error) {
+		resp, err := client.Get(cfg.Host + "/metrics/resource")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && strings.Contains(string(b), want) && strings.Contains(string(b), "node_cpu_usage_seconds_total"), nil
 	})
 }
 

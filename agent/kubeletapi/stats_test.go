@@ -1,0 +1,108 @@
+package kubeletapi
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/orch/orch/agent/runtime"
+	"github.com/orch/orch/internal/pki"
+)
+
+type fakeReviews struct{}
+
+func (fakeReviews) ReviewToken(_ context.Context, tok string) (Caller, bool, error) {
+	switch tok {
+	case "metrics":
+		return Caller{Name: "system:serviceaccount:kube-system:metrics-server"}, true, nil
+	case "nobody":
+		return Caller{Name: "nobody"}, true, nil
+	}
+	return Caller{}, false, nil
+}
+
+func (fakeReviews) Allowed(_ context.Context, c Caller, verb, sub string) (bool, error) {
+	return c.Name == "system:serviceaccount:kube-system:metrics-server" && verb == "get" && (sub == "metrics" || sub == "stats"), nil
+}
+
+type fakeStats struct{}
+
+func (fakeStats) NodeName() string { return "n1" }
+func (fakeStats) Node() (Usage, time.Time, error) {
+	return Usage{CPUNanos: 5e9, MemoryWorkingSet: 1 << 20}, time.Unix(1, 0), nil
+}
+func (fakeStats) Pods(context.Context) ([]PodStats, error) {
+	return []PodStats{{Namespace: "ns", Name: "p", UID: "u", Usage: Usage{CPUNanos: 2e9, MemoryWorkingSet: 4096},
+		Containers: []ContainerStats{{Name: "c", Start: time.Unix(100, 0), Usage: Usage{CPUNanos: 1500000000, MemoryWorkingSet: 2048}}}}}, nil
+}
+
+func TestMetricsEndpoints(t *testing.T) {
+	b, err := pki.LoadOrCreate(t.TempDir(), pki.Options{Hostname: "node1",
+		HostIPs: func() ([]net.IP, error) { return []net.IP{net.ParseIP("127.0.0.1")}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(zaptest.NewLogger(t), Config{Runtime: runtime.NewFake(), ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(),
+		PodLookup: func(string, string) (Pod, bool) { return Pod{}, false }, Tokens: fakeReviews{}, Access: fakeReviews{}, Stats: fakeStats{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.CAPool(), MinVersion: tls.VersionTLS12}}}
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+ln.Addr().String()+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, _ := get("/metrics/resource", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no credentials: %d", code)
+	}
+	if code, _ := get("/metrics/resource", "forged"); code != http.StatusUnauthorized {
+		t.Fatalf("a token the API rejects: %d", code)
+	}
+	if code, _ := get("/metrics/resource", "nobody"); code != http.StatusForbidden {
+		t.Fatalf("a user without nodes/metrics: %d", code)
+	}
+	code, body := get("/metrics/resource", "metrics")
+	for _, want := range []string{`container_cpu_usage_seconds_total{container="c",namespace="ns",pod="p"} 1.5 `,
+		`container_memory_working_set_bytes{container="c",namespace="ns",pod="p"} 2048 `, "node_cpu_usage_seconds_total 5 ",
+		"node_memory_working_set_bytes 1048576 ", "# TYPE container_cpu_usage_seconds_total counter", "resource_scrape_error 0"} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Fatalf("/metrics/resource (%d) lacks %q:\n%s", code, want, body)
+		}
+	}
+	code, body = get("/stats/summary", "metrics")
+	var s summary
+	if err := json.Unmarshal([]byte(body), &s); code != http.StatusOK || err != nil {
+		t.Fatalf("/stats/summary %d %v: %s", code, err, body)
+	}
+	if s.Node.NodeName != "n1" || len(s.Pods) != 1 || s.Pods[0].Containers[0].Memory.WorkingSetBytes != 2048 {
+		t.Fatalf("summary %+v", s)
+	}
+	if code, _ := get("/containerLogs/ns/p/c", "metrics"); code != http.StatusForbidden {
+		t.Fatalf("metrics token on the logs endpoint: %d", code)
+	}
+}

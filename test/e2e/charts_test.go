@@ -1,0 +1,153 @@
+//go:build charts
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	testimages "github.com/orch/orch/test/images"
+	"github.com/orch/orch/test/testutil"
+)
+
+// TestCharts installs real charts from $CHARTS (../shared/charts) with the
+// real Helm CLI on a real node, their programs built from source into local
+// images: `make charts`. Each chart is installed with --wait, checked to
+// work, upgraded, rolled back and uninstalled.
+func TestCharts(t *testing.T) {
+	charts := os.Getenv("CHARTS")
+	if charts == "" {
+		t.Fatal("set CHARTS to the charts folder (make charts does: CHARTS=../shared/charts)")
+	}
+	requireHost(t)
+	e := startClusterAt(t, dummyAddress(t))
+	cs := e.server.Clientset
+	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
+		return err == nil && nodeReady(n), err
+	})
+	h := &helm{t: t, bin: buildHelm(t), kubeconfig: e.server.Kubeconfig}
+	t.Run("podinfo", func(t *testing.T) { chartPodinfo(t, e, h, filepath.Join(charts, "podinfo")) })
+}
+
+// helm runs the Helm CLI against the test cluster.
+type helm struct {
+	t          *testing.T
+	bin        string
+	kubeconfig string
+}
+
+func (h *helm) run(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(h.bin, append([]string{"--kubeconfig", h.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	t.Logf("helm %s\n%s", strings.Join(args, " "), out)
+	if err != nil {
+		t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+func buildHelm(t *testing.T) string {
+	root, err := testutil.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", filepath.Join(root, "scripts", "build-helm.sh")).Output()
+	if err != nil {
+		t.Fatalf("building helm: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// goBuild builds pkg statically inside the tools module dir.
+func goBuild(t *testing.T, dir, pkg string) []byte {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// podinfoImage writes ghcr.io/stefanprodan/podinfo:6.9.2 as upstream lays
+// it out: /home/app/podinfo and ui/, /usr/local/bin/podcli, user 100.
+func podinfoImage(t *testing.T, path string) {
+	root, _ := testutil.RepoRoot()
+	dir := filepath.Join(root, "tools", "charts", "podinfo")
+	files := []testimages.File{
+		{Name: "home/app/podinfo", Mode: 0o755, Data: goBuild(t, dir, "github.com/stefanprodan/podinfo/cmd/podinfo")},
+		{Name: "usr/local/bin/podcli", Mode: 0o755, Data: goBuild(t, dir, "github.com/stefanprodan/podinfo/cmd/podcli")},
+	}
+	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/stefanprodan/podinfo")
+	list.Dir = dir
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("podinfo module dir: %v", err)
+	}
+	ui := filepath.Join(strings.TrimSpace(string(out)), "ui")
+	_ = filepath.WalkDir(ui, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(ui, p)
+			files = append(files, testimages.File{Name: "home/app/ui/" + rel, Mode: 0o644, Data: b})
+		}
+		return nil
+	})
+	err = testimages.WriteImage(path, files, testimages.Config{Cmd: []string{"./podinfo"}, WorkingDir: "/home/app", User: "100"},
+		"ghcr.io/stefanprodan/podinfo:6.9.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chartPodinfo: install --wait, the Service answers, upgrade to two
+// replicas, roll back to one, uninstall.
+func chartPodinfo(t *testing.T, e *agentEnv, h *helm, chart string) {
+	podinfoImage(t, filepath.Join(e.dataDir, "agent", "images", "podinfo.tar"))
+	cs := e.server.Clientset
+	h.run(t, "install", "podinfo", chart, "-n", "podinfo", "--create-namespace", "--wait", "--timeout", "5m",
+		"--set", "image.pullPolicy=Never")
+	svc, err := cs.CoreV1().Services("podinfo").Get(context.Background(), "podinfo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := bbContainer("client", "for i in $(seq 20); do timeout 5 wget -qO- http://"+svc.Spec.ClusterIP+":9898/ && exit 0; sleep 2; done; exit 1")
+	createPod(t, cs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-client"}, Spec: corev1.PodSpec{NodeName: e.node,
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{client}}})
+	p := waitPod(t, cs, "podinfo-client", "Succeeded", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	b, _ := os.ReadFile(filepath.Join(e.dataDir, "agent", "logs", "default_podinfo-client_"+string(p.UID), "client", "0.log"))
+	if p.Status.Phase != corev1.PodSucceeded || !strings.Contains(string(b), "greetings from podinfo") {
+		t.Fatalf("podinfo did not answer through its Service (%s):\n%s", p.Status.Phase, b)
+	}
+	h.run(t, "upgrade", "podinfo", chart, "-n", "podinfo", "--wait", "--timeout", "5m", "--set", "image.pullPolicy=Never", "--set", "replicaCount=2")
+	if d, err := cs.AppsV1().Deployments("podinfo").Get(context.Background(), "podinfo", metav1.GetOptions{}); err != nil || d.Status.ReadyReplicas != 2 {
+		t.Fatalf("after the upgrade: %v %+v", err, d.Status)
+	}
+	h.run(t, "rollback", "podinfo", "1", "-n", "podinfo", "--wait", "--timeout", "5m")
+	waitFor(t, 60*time.Second, "one replica after the rollback", func() (bool, error) {
+		d, err := cs.AppsV1().Deployments("podinfo").Get(context.Background(), "podinfo", metav1.GetOptions{})
+		return err == nil && *d.Spec.Replicas == 1 && d.Status.Replicas == 1, nil
+	})
+	h.run(t, "uninstall", "podinfo", "-n", "podinfo", "--wait", "--timeout", "5m")
+	if out := h.run(t, "list", "-A"); strings.Contains(out, "podinfo") {
+		t.Fatalf("helm list after uninstall:\n%s", out)
+	}
+}
