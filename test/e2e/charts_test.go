@@ -138,9 +138,12 @@ func chartPodinfo(t *testing.T, e *agentEnv, h *helm, chart string) {
 		t.Fatalf("podinfo did not answer through its Service (%s):\n%s", p.Status.Phase, b)
 	}
 	h.run(t, "upgrade", "podinfo", chart, "-n", "podinfo", "--wait", "--timeout", "5m", "--set", "image.pullPolicy=Never", "--set", "replicaCount=2")
-	if d, err := cs.AppsV1().Deployments("podinfo").Get(context.Background(), "podinfo", metav1.GetOptions{}); err != nil || d.Status.ReadyReplicas != 2 {
-		t.Fatalf("after the upgrade: %v %+v", err, d.Status)
-	}
+	// helm's --wait accepts replicas - maxUnavailable ready pods (the chart
+	// allows one unavailable); both come up soon after.
+	waitFor(t, 60*time.Second, "two ready replicas after the upgrade", func() (bool, error) {
+		d, err := cs.AppsV1().Deployments("podinfo").Get(context.Background(), "podinfo", metav1.GetOptions{})
+		return err == nil && d.Status.ReadyReplicas == 2, nil
+	})
 	h.run(t, "rollback", "podinfo", "1", "-n", "podinfo", "--wait", "--timeout", "5m")
 	waitFor(t, 60*time.Second, "one replica after the rollback", func() (bool, error) {
 		d, err := cs.AppsV1().Deployments("podinfo").Get(context.Background(), "podinfo", metav1.GetOptions{})
