@@ -60,7 +60,7 @@ type agentEnv struct {
 	logFile     string
 	runs        int
 	kubeletPort int
-	apiAddr     string // the address the server serves on (default 127.0.0.1)
+	apiAddr     string // the address the server serves on and the node's IP (default 127.0.0.1)
 }
 
 func newAgentEnv(t *testing.T) *agentEnv {
@@ -118,7 +118,7 @@ func (e *agentEnv) args() []string {
 		api = "127.0.0.1"
 	}
 	return []string{"agent", "--join", fmt.Sprintf("https://%s:%d", api, e.server.HTTPSPort),
-		"--node-ip", "127.0.0.1", "--kubelet-port", strconv.Itoa(e.kubeletPort),
+		"--node-ip", api, "--kubelet-port", strconv.Itoa(e.kubeletPort),
 		"--data-dir", e.dataDir, "--node-name", e.node, "--node-label", "e2e=yes", "--cluster-cidr", e.podCIDR,
 		"--bridge-name", e.bridge, "--containerd-state-dir", filepath.Join(e.stateBase, "containerd"),
 		"--containerd-namespace", e.ns, "--cgroup-root", e.cgroupRoot, "--netns-prefix", e.netnsPfx,

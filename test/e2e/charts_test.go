@@ -36,6 +36,42 @@ func TestCharts(t *testing.T) {
 	})
 	h := &helm{t: t, bin: buildHelm(t), kubeconfig: e.server.Kubeconfig}
 	t.Run("podinfo", func(t *testing.T) { chartPodinfo(t, e, h, filepath.Join(charts, "podinfo")) })
+	t.Run("metrics-server", func(t *testing.T) { chartMetricsServer(t, e, h, filepath.Join(charts, "metrics-server")) })
+}
+
+// chartMetricsServer: the real metrics-server, installed by its chart,
+// scrapes the agent's /metrics/resource with its ServiceAccount token and
+// serves metrics.k8s.io through APIService aggregation: `kubectl top`
+// answers for the node and for metrics-server's own pod.
+func chartMetricsServer(t *testing.T, e *agentEnv, h *helm, chart string) {
+	root, _ := testutil.RepoRoot()
+	bin := goBuild(t, filepath.Join(root, "tools", "charts", "metrics-server"), "sigs.k8s.io/metrics-server/cmd/metrics-server")
+	err := testimages.WriteImage(filepath.Join(e.dataDir, "agent", "images", "metrics-server.tar"),
+		[]testimages.File{{Name: "metrics-server", Mode: 0o755, Data: bin}},
+		testimages.Config{Entrypoint: []string{"/metrics-server"}, User: "65534"}, "registry.k8s.io/metrics-server/metrics-server:v0.8.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.run(t, "install", "metrics-server", chart, "-n", "kube-system", "--wait", "--timeout", "5m", "--set", "image.pullPolicy=Never")
+	kubectl := testutil.Kubectl(t)
+	top := func(args ...string) (string, error) {
+		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", e.server.Kubeconfig, "top"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	var out string
+	waitFor(t, 180*time.Second, "kubectl top nodes", func() (bool, error) {
+		var err error
+		out, err = top("nodes")
+		return err == nil && strings.Contains(out, e.node) && strings.Contains(out, "CPU(cores)"), nil
+	})
+	t.Logf("kubectl top nodes:\n%s", out)
+	waitFor(t, 120*time.Second, "kubectl top pods", func() (bool, error) {
+		var err error
+		out, err = top("pods", "-n", "kube-system")
+		return err == nil && strings.Contains(out, "metrics-server"), nil
+	})
+	t.Logf("kubectl top pods -n kube-system:\n%s", out)
+	h.run(t, "uninstall", "metrics-server", "-n", "kube-system", "--wait", "--timeout", "5m")
 }
 
 // helm runs the Helm CLI against the test cluster.

@@ -81,7 +81,7 @@ func TestInClusterClient(t *testing.T) {
 // running pod's container from its real cgroup (as metrics-server reads it).
 func kubeletResourceMetrics(t *testing.T, e *agentEnv, ns string) {
 	cfg := rest.CopyConfig(e.server.Config)
-	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", e.kubeletPort)
+	cfg.Host = fmt.Sprintf("https://%s:%d", e.apiAddr, e.kubeletPort)
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
