@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 
 	"github.com/orch/orch/server/controllers/clusterroleaggregation"
 	"github.com/orch/orch/server/controllers/cronjob"
@@ -74,8 +75,10 @@ func sharedControllers() []sharedController {
 
 // runShared builds every shared controller on one kit.Context, starts the
 // cache and runs them until ctx (the leadership) ends.
-func runShared(ctx context.Context, client kubernetes.Interface, list []sharedController, opts kit.Options, log *zap.Logger) error {
+func runShared(ctx context.Context, client kubernetes.Interface, meta metadata.Interface, list []sharedController, opts kit.Options,
+	log *zap.Logger) error {
 	kc := kit.New(client, log, opts)
+	kc.Metadata = meta
 	defer kc.Shutdown()
 	type built struct {
 		name string

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/agent"
@@ -150,10 +151,14 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	if !cfg.DisableControllerManager {
 		loops = append(loops, controller{"node IPAM", ipam.Run})
 	}
+	meta, err := metadata.NewForConfig(loopback)
+	if err != nil {
+		return nil, fmt.Errorf("loopback metadata client: %w", err)
+	}
 	shared := selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager)
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
-			return runShared(ctx, loopClient, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
+			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
 				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy}, log)
 		}})
 	}

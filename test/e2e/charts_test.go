@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	testimages "github.com/orch/orch/test/images"
@@ -37,6 +39,82 @@ func TestCharts(t *testing.T) {
 	h := &helm{t: t, bin: buildHelm(t), kubeconfig: e.server.Kubeconfig}
 	t.Run("podinfo", func(t *testing.T) { chartPodinfo(t, e, h, filepath.Join(charts, "podinfo")) })
 	t.Run("metrics-server", func(t *testing.T) { chartMetricsServer(t, e, h, filepath.Join(charts, "metrics-server")) })
+	t.Run("traefik", func(t *testing.T) { chartTraefik(t, e, h, filepath.Join(charts, "traefik")) })
+}
+
+// chartTraefik: the traefik chart installs its CRDs, RBAC, IngressClass
+// and LoadBalancer Service with --wait; an Ingress for a busybox web
+// Service is routed through traefik; uninstall.
+func chartTraefik(t *testing.T, e *agentEnv, h *helm, chart string) {
+	root, _ := testutil.RepoRoot()
+	dir := filepath.Join(root, "tools", "charts", "traefik")
+	bin := goBuildEnv(t, dir, "github.com/traefik/traefik/v3/cmd/traefik", "GOSUMDB=off", "GOFLAGS=-mod=mod")
+	err := testimages.WriteImage(filepath.Join(e.dataDir, "agent", "images", "traefik.tar"),
+		[]testimages.File{{Name: "usr/local/bin/traefik", Mode: 0o755, Data: bin}},
+		testimages.Config{Entrypoint: []string{"/usr/local/bin/traefik"}}, "docker.io/traefik:v3.7.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := e.server.Clientset
+	ctx := context.Background()
+	h.run(t, "install", "traefik", chart, "-n", "traefik", "--create-namespace", "--wait", "--timeout", "5m", "--set", "image.pullPolicy=Never")
+	crds, err := apiextClient(t, e).ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range crds.Items {
+		if strings.HasSuffix(c.Name, ".traefik.io") || strings.HasSuffix(c.Name, ".traefik.containo.us") {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("the chart installed no traefik CRDs")
+	}
+	t.Logf("traefik CRDs installed: %d", n)
+	web := bbContainer("httpd", "mkdir -p /www && echo routed-by-traefik > /www/index.html && exec httpd -f -p 80 -h /www")
+	createPod(t, cs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tweb", Labels: map[string]string{"app": "tweb"}},
+		Spec: corev1.PodSpec{NodeName: e.node, Containers: []corev1.Container{web}}})
+	_, err = cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tweb"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "tweb"}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := networkingv1.PathTypePrefix
+	_, err = cs.NetworkingV1().Ingresses("default").Create(ctx, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "tweb"},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "web.test", IngressRuleValue: networkingv1.IngressRuleValue{
+			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "tweb",
+					Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := cs.CoreV1().Services("traefik").Get(ctx, "traefik", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := bbContainer("client", "for i in $(seq 30); do timeout 5 wget -qO- --header 'Host: web.test' http://"+svc.Spec.ClusterIP+":80/ && exit 0; sleep 2; done; exit 1")
+	createPod(t, cs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "traefik-client"}, Spec: corev1.PodSpec{NodeName: e.node,
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{client}}})
+	var p *corev1.Pod
+	waitFor(t, 90*time.Second, "the client to finish", func() (bool, error) {
+		var err error
+		p, err = cs.CoreV1().Pods("default").Get(ctx, "traefik-client", metav1.GetOptions{})
+		return err == nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed), nil
+	})
+	b, _ := os.ReadFile(filepath.Join(e.dataDir, "agent", "logs", "default_traefik-client_"+string(p.UID), "client", "0.log"))
+	if p.Status.Phase != corev1.PodSucceeded || !strings.Contains(string(b), "routed-by-traefik") {
+		t.Fatalf("the Ingress was not routed through traefik (%s):\n%s", p.Status.Phase, b)
+	}
+	h.run(t, "uninstall", "traefik", "-n", "traefik", "--wait", "--timeout", "5m")
+}
+
+func apiextClient(t *testing.T, e *agentEnv) apiextclient.Interface {
+	c, err := apiextclient.NewForConfig(e.server.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // chartMetricsServer: the real metrics-server, installed by its chart,
@@ -106,11 +184,15 @@ func buildHelm(t *testing.T) string {
 }
 
 // goBuild builds pkg statically inside the tools module dir.
-func goBuild(t *testing.T, dir, pkg string) []byte {
+func goBuild(t *testing.T, dir, pkg string) []byte { return goBuildEnv(t, dir, pkg) }
+
+// goBuildEnv is goBuild with extra environment (traefik's module needs
+// GOSUMDB=off: the checksum database here lacks some of its dependencies).
+func goBuildEnv(t *testing.T, dir, pkg string, env ...string) []byte {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", pkg, err, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -322,4 +323,48 @@ func testDeleteCRD(t *testing.T, ext apiextclient.Interface, dyn dynamic.Interfa
 	})
 	_, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, "doomed", metav1.GetOptions{})
 	wantCode(t, err, 404, "a custom resource of a deleted CRD")
+}
+
+// TestCustomResourceGarbageCollection: a custom resource owned by a
+// ConfigMap is collected when the ConfigMap goes, and a ConfigMap owned by
+// a custom resource when that goes (controllers on; the collector picks up
+// the new resource on its next discovery, within 30 s).
+func TestCustomResourceGarbageCollection(t *testing.T) {
+	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--disable-agent"}})
+	ctx := ctxT(t)
+	ext, err := apiextclient.NewForConfig(s.Config)
+	must(t, err, "apiextensions client")
+	dyn, err := dynamic.NewForConfig(s.Config)
+	must(t, err, "dynamic client")
+	group := "gc.example.com"
+	createEstablished(t, ext, widgetCRD(group))
+	ns := newNamespace(t, s.Clientset)
+	wi := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}).Namespace(ns)
+	owner, err := s.Clientset.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	must(t, err, "owner configmap")
+	w := widget(group, "owned", map[string]interface{}{"size": "small"})
+	w.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: owner.UID}})
+	waitFor(t, "the custom resource to be served", func() error {
+		_, err := wi.Create(ctx, w, metav1.CreateOptions{})
+		return err
+	})
+	parent, err := wi.Create(ctx, widget(group, "parent", map[string]interface{}{"size": "large"}), metav1.CreateOptions{})
+	must(t, err, "parent widget")
+	_, err = s.Clientset.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: group + "/v1", Kind: "Widget", Name: "parent", UID: parent.GetUID()}}}}, metav1.CreateOptions{})
+	must(t, err, "child configmap")
+	must(t, s.Clientset.CoreV1().ConfigMaps(ns).Delete(ctx, "owner", metav1.DeleteOptions{}), "delete owner")
+	must(t, wi.Delete(ctx, "parent", metav1.DeleteOptions{}), "delete parent")
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, err1 := wi.Get(ctx, "owned", metav1.GetOptions{})
+		_, err2 := s.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, "child", metav1.GetOptions{})
+		if apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dependents not collected: widget %v, configmap %v", err1, err2)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orch/orch/server/controllers/kit"
@@ -41,46 +43,109 @@ type resource struct {
 
 // Controller is the garbage collector.
 type Controller struct {
-	kc     *kit.Context
-	client kubernetes.Interface
-	log    *zap.Logger
-	queue  kit.Queue
-	graph  *graph
-	kinds  map[schema.GroupKind]resource
+	kc      *kit.Context
+	client  kubernetes.Interface
+	log     *zap.Logger
+	queue   kit.Queue
+	graph   *graph
+	meta    metadatainformer.SharedInformerFactory
+	watched map[schema.GroupVersionResource]bool // only Run's goroutines touch it, one at a time
+	kindsMu sync.RWMutex
+	kinds   map[schema.GroupKind]resource
 }
 
 // New builds the collector; its informers are chosen from discovery in Run.
 func New(kc *kit.Context) (*Controller, error) {
 	return &Controller{kc: kc, client: kc.Client, log: kc.Logger.Named("garbage-collector"),
-		queue: kit.NewQueue("garbage-collector"), graph: newGraph(), kinds: map[schema.GroupKind]resource{}}, nil
+		queue: kit.NewQueue("garbage-collector"), graph: newGraph(), kinds: map[schema.GroupKind]resource{},
+		watched: map[schema.GroupVersionResource]bool{}}, nil
 }
 
 // Run discovers the served resources, watches them through the shared cache
-// and collects garbage until ctx ends.
+// (metadata-only informers for resources without a typed one, such as
+// custom resources) and collects garbage until ctx ends. Discovery is
+// repeated every 30 s, as upstream's collector does, so resources of CRDs
+// created later are watched too.
 func (c *Controller) Run(ctx context.Context) error {
 	res, err := c.discoverRetrying(ctx)
 	if err != nil {
 		return err
 	}
-	var synced []cache.InformerSynced
-	for _, r := range res {
-		inf, err := c.kc.Informers.ForResource(r.gvr)
-		if err != nil {
-			c.log.Debug("resource has no informer; not collected", zap.Stringer("resource", r.gvr))
-			continue
-		}
-		if _, err := inf.Informer().AddEventHandler(c.handler(r.gvr)); err != nil {
-			return err
-		}
-		synced = append(synced, inf.Informer().HasSynced)
+	if c.kc.Metadata != nil {
+		c.meta = metadatainformer.NewSharedInformerFactory(c.kc.Metadata, 0)
+		defer c.meta.Shutdown()
+	}
+	synced, err := c.watch(res)
+	if err != nil {
+		return err
 	}
 	c.kc.Informers.Start(ctx.Done())
+	c.startMeta(ctx)
 	if !kit.WaitForSync(ctx, synced...) {
 		return ctx.Err()
 	}
 	c.log.Info("garbage collector watching", zap.Int("resources", len(synced)))
+	go c.rediscover(ctx)
 	kit.RunWorkers(ctx, c.queue, workers, c.sync, c.log)
 	return nil
+}
+
+// watch registers an informer and the graph handler for each new resource.
+func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
+	var synced []cache.InformerSynced
+	for _, r := range res {
+		if c.watched[r.gvr] {
+			continue
+		}
+		inf, err := c.informerFor(r.gvr)
+		if err != nil {
+			c.log.Debug("resource has no informer; not collected", zap.Stringer("resource", r.gvr))
+			continue
+		}
+		if _, err := inf.AddEventHandler(c.handler(r.gvr)); err != nil {
+			return nil, err
+		}
+		c.watched[r.gvr] = true
+		synced = append(synced, inf.HasSynced)
+	}
+	return synced, nil
+}
+
+func (c *Controller) informerFor(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	if inf, err := c.kc.Informers.ForResource(gvr); err == nil {
+		return inf.Informer(), nil
+	}
+	if c.meta == nil {
+		return nil, fmt.Errorf("no informer for %s", gvr)
+	}
+	return c.meta.ForResource(gvr).Informer(), nil
+}
+
+func (c *Controller) startMeta(ctx context.Context) {
+	if c.meta != nil {
+		c.meta.Start(ctx.Done())
+	}
+}
+
+// rediscover adds the resources that appeared since (custom resources).
+func (c *Controller) rediscover(ctx context.Context) {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		res, err := c.discover()
+		if err != nil {
+			continue
+		}
+		if synced, err := c.watch(res); err == nil && len(synced) > 0 {
+			c.startMeta(ctx)
+			c.log.Info("garbage collector watching new resources", zap.Int("resources", len(synced)))
+		}
+	}
 }
 
 // discoverRetrying retries discovery with back-off (1s..30s) until it works or ctx ends.
@@ -119,7 +184,9 @@ func (c *Controller) discover() ([]resource, error) {
 				continue
 			}
 			res := resource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
+			c.kindsMu.Lock()
 			c.kinds[gv.WithKind(r.Kind).GroupKind()] = res
+			c.kindsMu.Unlock()
 			out = append(out, res)
 		}
 	}

@@ -81,10 +81,13 @@ func (c *Controller) ownerState(ctx context.Context, ref metav1.OwnerReference, 
 	if err != nil {
 		return ownerPresent, nil // unresolvable: never delete on a guess
 	}
+	c.kindsMu.RLock()
 	res, ok := c.kinds[gv.WithKind(ref.Kind).GroupKind()]
+	c.kindsMu.RUnlock()
 	if !ok {
-		c.log.Debug("owner kind is not served; keeping dependent", zap.String("kind", ref.Kind))
-		return ownerPresent, nil
+		// Not served (yet): a CRD's kind appears at the next discovery, so
+		// keep the dependent and look again later, as upstream does.
+		return ownerPresent, fmt.Errorf("owner kind %s is not served (yet)", gv.WithKind(ref.Kind).GroupKind())
 	}
 	if !res.namespaced {
 		namespace = ""

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
@@ -25,6 +26,9 @@ type Context struct {
 	Logger *zap.Logger
 	// Options are the server flags controllers read.
 	Options Options
+	// Metadata, when set, lists and watches any resource as metadata only
+	// (custom resources have no typed informer); the garbage collector uses it.
+	Metadata metadata.Interface
 
 	broadcaster record.EventBroadcaster
 }
