@@ -37,6 +37,7 @@ func TestCharts(t *testing.T) {
 		return err == nil && nodeReady(n), err
 	})
 	h := &helm{t: t, bin: buildHelm(t), kubeconfig: e.server.Kubeconfig}
+	h.onFail = func() { dumpPods(t, e) }
 	t.Run("podinfo", func(t *testing.T) { chartPodinfo(t, e, h, filepath.Join(charts, "podinfo")) })
 	t.Run("metrics-server", func(t *testing.T) { chartMetricsServer(t, e, h, filepath.Join(charts, "metrics-server")) })
 	t.Run("traefik", func(t *testing.T) { chartTraefik(t, e, h, filepath.Join(charts, "traefik")) })
@@ -51,7 +52,7 @@ func chartTraefik(t *testing.T, e *agentEnv, h *helm, chart string) {
 	bin := goBuildEnv(t, dir, "github.com/traefik/traefik/v3/cmd/traefik", "GOSUMDB=off", "GOFLAGS=-mod=mod")
 	err := testimages.WriteImage(filepath.Join(e.dataDir, "agent", "images", "traefik.tar"),
 		[]testimages.File{{Name: "usr/local/bin/traefik", Mode: 0o755, Data: bin}},
-		testimages.Config{Entrypoint: []string{"/usr/local/bin/traefik"}}, "docker.io/traefik:v3.7.10")
+		testimages.Config{Entrypoint: []string{"/usr/local/bin/traefik"}}, "docker.io/library/traefik:v3.7.10")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +158,7 @@ type helm struct {
 	t          *testing.T
 	bin        string
 	kubeconfig string
+	onFail     func() // prints what helps to see why (pods, their logs)
 }
 
 func (h *helm) run(t *testing.T, args ...string) string {
@@ -166,6 +168,9 @@ func (h *helm) run(t *testing.T, args ...string) string {
 	out, err := cmd.CombinedOutput()
 	t.Logf("helm %s\n%s", strings.Join(args, " "), out)
 	if err != nil {
+		if h.onFail != nil {
+			h.onFail()
+		}
 		t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
 	}
 	return string(out)
@@ -270,5 +275,28 @@ func chartPodinfo(t *testing.T, e *agentEnv, h *helm, chart string) {
 	h.run(t, "uninstall", "podinfo", "-n", "podinfo", "--wait", "--timeout", "5m")
 	if out := h.run(t, "list", "-A"); strings.Contains(out, "podinfo") {
 		t.Fatalf("helm list after uninstall:\n%s", out)
+	}
+}
+
+// dumpPods logs every pod's status and the tail of its containers' logs.
+func dumpPods(t *testing.T, e *agentEnv) {
+	pods, err := e.server.Clientset.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, p := range pods.Items {
+		t.Logf("pod %s/%s: %s %+v", p.Namespace, p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+		logs, _ := filepath.Glob(filepath.Join(e.dataDir, "agent", "logs", p.Namespace+"_"+p.Name+"_*", "*", "*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			if len(b) > 3000 {
+				b = b[len(b)-3000:]
+			}
+			t.Logf("%s:\n%s", l, b)
+		}
+	}
+	svcs, _ := e.server.Clientset.CoreV1().Services("").List(context.Background(), metav1.ListOptions{})
+	for _, s := range svcs.Items {
+		t.Logf("service %s/%s %s %v", s.Namespace, s.Name, s.Spec.Type, s.Status.LoadBalancer.Ingress)
 	}
 }
