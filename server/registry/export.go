@@ -72,6 +72,15 @@ func (d Def) Build() *Resource {
 	return r
 }
 
+// BuildAll returns the Resources of defs, in order.
+func BuildAll(defs ...Def) []*Resource {
+	out := make([]*Resource, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, d.Build())
+	}
+	return out
+}
+
 // NewObjects returns the New/NewList constructors of a typed object.
 func NewObjects[T any, PT interface {
 	*T

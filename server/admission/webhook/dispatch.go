@@ -78,6 +78,16 @@ type hook struct {
 	timeout     time.Duration
 }
 
+func mutatingHook(w *admissionregistrationv1.MutatingWebhook) hook {
+	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
+		w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+}
+
+func validatingHook(w *admissionregistrationv1.ValidatingWebhook) hook {
+	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
+		w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+}
+
 func timeoutOf(s *int32) time.Duration {
 	if s == nil {
 		return 10 * time.Second
@@ -119,8 +129,7 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 	}
 	for _, cfg := range d.src.get().Mutating() {
 		for _, w := range cfg.Webhooks {
-			h := hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
-				w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+			h := mutatingHook(&w)
 			if !d.matches(h, a) {
 				continue
 			}
@@ -133,23 +142,13 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 }
 
 func (d *Dispatcher) callMutating(ctx context.Context, h hook, a *admission.Attributes) error {
-	if err := dryRunAllowed(h, a); err != nil {
-		return err
-	}
 	review, err := newReview(a)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	resp, err := d.call(ctx, h.cc, h.timeout, review)
-	if err != nil {
-		return d.failure(h, err)
-	}
-	addWarnings(a, resp)
-	if !resp.Allowed {
-		return denied(h.name, resp.Result)
-	}
-	if len(resp.Patch) == 0 {
-		return nil
+	resp, err := d.ask(ctx, h, a, review)
+	if err != nil || resp == nil || len(resp.Patch) == 0 {
+		return err
 	}
 	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
 		return d.failure(h, fmt.Errorf("unsupported patch type %v", resp.PatchType))
@@ -167,8 +166,7 @@ func (d *Dispatcher) validate(ctx context.Context, a *admission.Attributes) erro
 	var hooks []hook
 	for _, cfg := range d.src.get().Validating() {
 		for _, w := range cfg.Webhooks {
-			h := hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
-				w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+			h := validatingHook(&w)
 			if d.matches(h, a) {
 				hooks = append(hooks, h)
 			}
@@ -200,18 +198,25 @@ func (d *Dispatcher) validate(ctx context.Context, a *admission.Attributes) erro
 }
 
 func (d *Dispatcher) callValidating(ctx context.Context, h hook, a *admission.Attributes, review *admissionv1.AdmissionReview) error {
+	_, err := d.ask(ctx, h, a, review)
+	return err
+}
+
+// ask calls one webhook: the dry-run rule, the call with its failure
+// policy (a nil response when the failure is ignored), warnings, denial.
+func (d *Dispatcher) ask(ctx context.Context, h hook, a *admission.Attributes, review *admissionv1.AdmissionReview) (*admissionv1.AdmissionResponse, error) {
 	if err := dryRunAllowed(h, a); err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := d.call(ctx, h.cc, h.timeout, review)
 	if err != nil {
-		return d.failure(h, err)
+		return nil, d.failure(h, err)
 	}
 	addWarnings(a, resp)
 	if !resp.Allowed {
-		return denied(h.name, resp.Result)
+		return nil, denied(h.name, resp.Result)
 	}
-	return nil
+	return resp, nil
 }
 
 // failure applies the failure policy to a call that did not work.

@@ -55,11 +55,7 @@ func resources(registry.Config) []*registry.Resource {
 				},
 			}},
 	}
-	out := make([]*registry.Resource, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, d.Build())
-	}
-	return out
+	return registry.BuildAll(defs...)
 }
 
 // common are the fields mutating and validating webhooks share.

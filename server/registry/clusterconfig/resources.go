@@ -33,11 +33,7 @@ const DefaultIngressClassAnnotation = "ingressclass.kubernetes.io/is-default-cla
 
 func resources(registry.Config) []*registry.Resource {
 	defs := []registry.Def{ingressClass(), runtimeClass(), csiDriver(), csiNode(), volumeAttachment()}
-	out := make([]*registry.Resource, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, d.Build())
-	}
-	return out
+	return registry.BuildAll(defs...)
 }
 
 func ingressClass() registry.Def {

@@ -41,11 +41,7 @@ func resources(registry.Config) []*registry.Resource {
 				return &b.RoleRef, b.Subjects
 			}, false)},
 	}
-	out := make([]*registry.Resource, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, d.Build())
-	}
-	return out
+	return registry.BuildAll(defs...)
 }
 
 // nameFn is upstream's minimal name rule for roles and bindings: a valid
