@@ -49,7 +49,7 @@ func TestCharts(t *testing.T) {
 func chartTraefik(t *testing.T, e *agentEnv, h *helm, chart string) {
 	root, _ := testutil.RepoRoot()
 	dir := filepath.Join(root, "tools", "charts", "traefik")
-	bin := goBuildEnv(t, dir, "github.com/traefik/traefik/v3/cmd/traefik", "GOSUMDB=off", "GOFLAGS=-mod=mod")
+	bin := buildStatic(t, dir, "github.com/traefik/traefik/v3/cmd/traefik", "GOSUMDB=off", "GOFLAGS=-mod=mod")
 	err := testimages.WriteImage(filepath.Join(e.dataDir, "agent", "images", "traefik.tar"),
 		[]testimages.File{{Name: "usr/local/bin/traefik", Mode: 0o755, Data: bin}},
 		testimages.Config{Entrypoint: []string{"/usr/local/bin/traefik"}}, "docker.io/library/traefik:v3.7.10")
@@ -124,7 +124,7 @@ func apiextClient(t *testing.T, e *agentEnv) apiextclient.Interface {
 // answers for the node and for metrics-server's own pod.
 func chartMetricsServer(t *testing.T, e *agentEnv, h *helm, chart string) {
 	root, _ := testutil.RepoRoot()
-	bin := goBuild(t, filepath.Join(root, "tools", "charts", "metrics-server"), "sigs.k8s.io/metrics-server/cmd/metrics-server")
+	bin := buildStatic(t, filepath.Join(root, "tools", "charts", "metrics-server"), "sigs.k8s.io/metrics-server/cmd/metrics-server")
 	err := testimages.WriteImage(filepath.Join(e.dataDir, "agent", "images", "metrics-server.tar"),
 		[]testimages.File{{Name: "metrics-server", Mode: 0o755, Data: bin}},
 		testimages.Config{Entrypoint: []string{"/metrics-server"}, User: "65534"}, "registry.k8s.io/metrics-server/metrics-server:v0.8.0")
@@ -188,34 +188,14 @@ func buildHelm(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// goBuild builds pkg statically inside the tools module dir.
-func goBuild(t *testing.T, dir, pkg string) []byte { return goBuildEnv(t, dir, pkg) }
-
-// goBuildEnv is goBuild with extra environment (traefik's module needs
-// GOSUMDB=off: the checksum database here lacks some of its dependencies).
-func goBuildEnv(t *testing.T, dir, pkg string, env ...string) []byte {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
-	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), "CGO_ENABLED=0"), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", pkg, err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 // podinfoImage writes ghcr.io/stefanprodan/podinfo:6.9.2 as upstream lays
 // it out: /home/app/podinfo and ui/, /usr/local/bin/podcli, user 100.
 func podinfoImage(t *testing.T, path string) {
 	root, _ := testutil.RepoRoot()
 	dir := filepath.Join(root, "tools", "charts", "podinfo")
 	files := []testimages.File{
-		{Name: "home/app/podinfo", Mode: 0o755, Data: goBuild(t, dir, "github.com/stefanprodan/podinfo/cmd/podinfo")},
-		{Name: "usr/local/bin/podcli", Mode: 0o755, Data: goBuild(t, dir, "github.com/stefanprodan/podinfo/cmd/podcli")},
+		{Name: "home/app/podinfo", Mode: 0o755, Data: buildStatic(t, dir, "github.com/stefanprodan/podinfo/cmd/podinfo")},
+		{Name: "usr/local/bin/podcli", Mode: 0o755, Data: buildStatic(t, dir, "github.com/stefanprodan/podinfo/cmd/podcli")},
 	}
 	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/stefanprodan/podinfo")
 	list.Dir = dir

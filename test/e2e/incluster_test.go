@@ -124,19 +124,27 @@ func writeInClusterImage(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "incluster")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./test/images/incluster")
-	cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the in-cluster client: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := buildStatic(t, root, "./test/images/incluster")
 	err = testimages.WriteImage(path, []testimages.File{{Name: "incluster", Mode: 0o755, Data: data}},
 		testimages.Config{Entrypoint: []string{"/incluster"}}, "orch.test/incluster:1")
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// buildStatic builds pkg statically in the module at dir (orch's own, or a
+// test program's or chart program's separate module) and returns the binary.
+func buildStatic(t *testing.T, dir, pkg string, env ...string) []byte {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "prog")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
