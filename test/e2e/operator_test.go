@@ -27,7 +27,8 @@ var opsWidgets = schema.GroupVersionResource{Group: "ops.example.com", Version: 
 // by the test) runs in a pod with its ServiceAccount limited by a
 // ClusterRole, reconciles a custom resource into a ConfigMap it owns, keeps
 // it in step with the spec, and writes the resource's status; deleting the
-// resource lets the garbage collector remove the ConfigMap.
+// resource lets the garbage collector remove the ConfigMap. On the same
+// node, admission webhooks served by a pod reject and label ConfigMaps.
 func TestOperator(t *testing.T) {
 	requireHost(t)
 	e := startClusterAt(t, dummyAddress(t))
@@ -85,6 +86,7 @@ func TestOperator(t *testing.T) {
 		_, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "w1-config", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+	t.Run("WebhookServedByAPod", func(t *testing.T) { webhookServedByAPod(t, e) })
 }
 
 func waitMessage(t *testing.T, e *agentEnv, want string) {
