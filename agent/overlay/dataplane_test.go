@@ -190,3 +190,24 @@ func TestHostGWDataplane(t *testing.T) {
 		t.Errorf("routes after Teardown:\n%s", got)
 	}
 }
+
+func TestPodMTU(t *testing.T) {
+	ns, h := testNetns(t)
+	if out, err := exec.Command("ip", "-n", ns, "addr", "add", "10.254.0.1/32", "dev", "lo").CombinedOutput(); err != nil {
+		t.Fatalf("ip addr add: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		backend, ip string
+		want        int
+	}{
+		{BackendVXLAN, "192.0.2.10", 1450},
+		{BackendHostGW, "192.0.2.10", 1500},
+		{BackendHostGW, "10.254.0.1", 0}, // on lo: 65536 is too big for a veth
+		{BackendVXLAN, "10.254.0.1", 0},
+	} {
+		got, err := podMTUAt(h, c.backend, net.ParseIP(c.ip))
+		if err != nil || got != c.want {
+			t.Errorf("%s on %s: got %d, %v; want %d", c.backend, c.ip, got, err, c.want)
+		}
+	}
+}

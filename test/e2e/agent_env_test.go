@@ -113,11 +113,13 @@ func startClusterAt(t *testing.T, apiAddr string) *agentEnv {
 }
 
 func (e *agentEnv) args() []string {
-	api := e.apiAddr
+	api, backend := e.apiAddr, "vxlan"
 	if api == "" {
 		api = "127.0.0.1"
+	} else {
+		backend = "host-gw" // one node needs no overlay; vxlan would add a host-wide orch.1
 	}
-	return []string{"agent", "--join", fmt.Sprintf("https://%s:%d", api, e.server.HTTPSPort),
+	return []string{"agent", "--network-backend", backend, "--join", fmt.Sprintf("https://%s:%d", api, e.server.HTTPSPort),
 		"--node-ip", api, "--kubelet-port", strconv.Itoa(e.kubeletPort),
 		"--data-dir", e.dataDir, "--node-name", e.node, "--node-label", "e2e=yes", "--cluster-cidr", e.podCIDR,
 		"--bridge-name", e.bridge, "--containerd-state-dir", filepath.Join(e.stateBase, "containerd"),
@@ -201,6 +203,7 @@ func (e *agentEnv) cleanup() {
 			_ = netlink.LinkDel(l)
 		}
 	}
+	e.removeVXLAN()
 	ipam := filepath.Join(e.dataDir, "cleanup-ipam")
 	_ = os.MkdirAll(ipam, 0o700)
 	if m, err := network.New(zaptest.NewLogger(e.t), network.Config{BridgeName: e.bridge, PodCIDR: e.podCIDR, ClusterCIDR: e.podCIDR,
@@ -218,6 +221,20 @@ func (e *agentEnv) cleanup() {
 	}
 	_ = os.RemoveAll(e.stateBase)
 	_ = os.RemoveAll(e.dataDir)
+}
+
+// removeVXLAN deletes a VXLAN device bound to the test's own address,
+// left by an agent run with the vxlan backend on it.
+func (e *agentEnv) removeVXLAN() {
+	if e.apiAddr == "" {
+		return
+	}
+	links, _ := netlink.LinkList()
+	for _, l := range links {
+		if v, ok := l.(*netlink.Vxlan); ok && v.SrcAddr != nil && v.SrcAddr.String() == e.apiAddr {
+			_ = netlink.LinkDel(l)
+		}
+	}
 }
 
 // podCgroups lists pod cgroup dirs left under the test's root.
