@@ -33,6 +33,7 @@ import (
 	"github.com/orch/orch/agent/qos"
 	"github.com/orch/orch/agent/runtime"
 	"github.com/orch/orch/agent/volumes"
+	"github.com/orch/orch/internal/restconfig"
 	"github.com/orch/orch/internal/version"
 )
 
@@ -110,8 +111,7 @@ func clientFor(kubeconfig string) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading node kubeconfig: %w", err)
 	}
-	rc.ContentType = "application/json"
-	rc.AcceptContentTypes = "application/json"
+	rc = restconfig.PreferProtobuf(rc)
 	rc.QPS, rc.Burst = 20, 40
 	rc.UserAgent = "orch-agent/" + version.Version
 	return kubernetes.NewForConfig(rc)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/internal/pki"
+	"github.com/orch/orch/internal/restconfig"
 	"github.com/orch/orch/server/aggregator"
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/controllers/apiservice"
@@ -28,7 +29,7 @@ func newAggregationProxy(bundle *pki.Bundle, log *zap.Logger) (*aggregator.Proxy
 // attachResolver resolves APIService Services through EndpointSlices read
 // over the API server's loopback.
 func attachResolver(p *aggregator.Proxy, api *apiserver.Server) error {
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1})
+	cs, err := kubernetes.NewForConfig(restconfig.PreferProtobuf(&rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}))
 	if err != nil {
 		return fmt.Errorf("aggregator loopback client: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/orch/orch/agent"
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/internal/pki"
+	"github.com/orch/orch/internal/restconfig"
 	"github.com/orch/orch/internal/version"
 	"github.com/orch/orch/server/admission/webhook"
 	"github.com/orch/orch/server/apiserver"
@@ -138,7 +139,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport(), QPS: -1}
-	loopClient, err := kubernetes.NewForConfig(loopback)
+	loopClient, err := kubernetes.NewForConfig(restconfig.PreferProtobuf(loopback))
 	if err != nil {
 		return nil, fmt.Errorf("loopback client: %w", err)
 	}

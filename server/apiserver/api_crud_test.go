@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -161,7 +162,11 @@ func TestCreateMisc(t *testing.T) {
 	e.must(404, "GET", "/api/v1/nosuchthings", "")
 	e.must(404, "GET", "/api/v1/configmaps/x", "")
 	e.must(415, "POST", cmDefault, cmBody("z", ""), "Content-Type: text/plain")
-	e.must(406, "GET", cmDefault, "", "Accept: application/vnd.kubernetes.protobuf")
-	e.must(200, "GET", cmDefault, "", "Accept: application/vnd.kubernetes.protobuf, application/json")
+	e.must(406, "GET", cmDefault, "", "Accept: application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io")
+	e.must(406, "GET", cmDefault, "", "Accept: text/html")
+	if r := e.do("GET", cmDefault, "", "Accept: application/vnd.kubernetes.protobuf, application/json"); r.code != 200 ||
+		r.header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" || !bytes.HasPrefix(r.body, []byte("k8s\x00")) {
+		t.Fatalf("protobuf list: %d %s %q", r.code, r.header.Get("Content-Type"), r.body)
+	}
 	e.must(200, "GET", "/api/v1/configmaps", "") // all namespaces
 }

@@ -4,6 +4,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // outputKind is the representation a client asked for in Accept.
@@ -19,14 +21,17 @@ const (
 type output struct {
 	kind    outputKind
 	version string // "v1" or "v1beta1" for Table and PartialObjectMetadata
+	proto   bool   // application/vnd.kubernetes.protobuf (plain objects of typed resources)
 }
 
-const acceptedTypes = "application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io, " +
-	"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+const acceptedTypes = "application/json, application/yaml, application/vnd.kubernetes.protobuf, " +
+	"application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 
-// negotiateOutput picks the first acceptable entry of Accept. Protobuf and
-// unknown types are skipped; nothing acceptable is a 406.
-func negotiateOutput(r *http.Request, list bool) (output, error) {
+// negotiateOutput picks the first acceptable entry of Accept. Protobuf is
+// acceptable for plain objects when protoOK (typed resources; custom
+// resources have no protobuf form, as upstream), and skipped otherwise, as
+// are unknown types; nothing acceptable is a 406.
+func negotiateOutput(r *http.Request, list, protoOK bool) (output, error) {
 	accept := r.Header.Get("Accept")
 	if strings.TrimSpace(accept) == "" {
 		return output{}, nil
@@ -34,6 +39,12 @@ func negotiateOutput(r *http.Request, list bool) (output, error) {
 	for _, clause := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
 		if err != nil {
+			continue
+		}
+		if mt == runtime.ContentTypeProtobuf {
+			if protoOK && params["as"] == "" {
+				return output{proto: true}, nil
+			}
 			continue
 		}
 		if o, ok := acceptable(mt, params, list); ok {

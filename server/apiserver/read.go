@@ -42,7 +42,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	s.writeNegotiated(w, r, rc, http.StatusOK, out)
 }
 
 // listItems reads the matching objects of one page. With a limit it reads

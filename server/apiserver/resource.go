@@ -50,7 +50,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		s.writeError(w, r, notFoundPath())
 		return
 	}
-	out, err := negotiateOutput(r, info.Verb == "list") // watch events carry single objects
+	out, err := negotiateOutput(r, info.Verb == "list", hasProtobuf(res)) // watch events carry single objects
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/server/registry"
 )
 
 // writeError answers with the metav1.Status of err. Errors that are not API
@@ -88,7 +90,36 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, rc *reqCtx,
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, code, out)
+	s.writeNegotiated(w, r, rc, code, out)
+}
+
+// writeNegotiated writes a transformed object or list as protobuf when the
+// client negotiated it, else as JSON (or YAML).
+func (s *Server) writeNegotiated(w http.ResponseWriter, r *http.Request, rc *reqCtx, code int, out interface{}) {
+	obj, ok := out.(runtime.Object)
+	if !rc.out.proto || !ok {
+		s.writeJSON(w, r, code, out)
+		return
+	}
+	var buf bytes.Buffer
+	if err := s.dec.protobuf.Encode(obj, &buf); err != nil {
+		s.log.Error("encode protobuf response", zap.Error(err))
+		s.writeJSON(w, r, code, out)
+		return
+	}
+	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// hasProtobuf is true when res's objects have a protobuf form (the
+// built-in types; not custom resources).
+func hasProtobuf(res *registry.Resource) bool {
+	_, ok := res.New().(interface{ Marshal() ([]byte, error) })
+	return ok
 }
 
 // successStatus is the Status kube answers for deletes and subresource posts.

@@ -21,13 +21,15 @@ import (
 const bookmarkInterval = time.Minute
 
 // watchStream writes one watch response: metav1.WatchEvent JSON objects, one
-// per line, flushed after each.
+// per line, or length-delimited protobuf frames when the client negotiated
+// protobuf; flushed after each.
 type watchStream struct {
 	s         *Server
 	w         http.ResponseWriter
 	rc        *reqCtx
 	opts      *listOptions
 	enc       *json.Encoder
+	frames    *protoFrames
 	sentTable bool
 	lastRev   int64
 	flushFn   func()
@@ -111,10 +113,15 @@ func (s *Server) watchStart(ctx context.Context, rc *reqCtx, o *listOptions) ([]
 }
 
 func (s *Server) newWatchStream(w http.ResponseWriter, rc *reqCtx, o *listOptions, rev int64) *watchStream {
-	w.Header().Set("Content-Type", "application/json")
+	ws := &watchStream{s: s, w: w, rc: rc, opts: o, enc: json.NewEncoder(w), lastRev: rev, flushFn: func() {}}
+	ctype := "application/json"
+	if rc.out.proto {
+		ctype = runtime.ContentTypeProtobuf + ";stream=watch"
+		ws.frames = &protoFrames{enc: s.dec.protobuf, w: w}
+	}
+	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
-	ws := &watchStream{s: s, w: w, rc: rc, opts: o, enc: json.NewEncoder(w), lastRev: rev, flushFn: func() {}}
 	if f, ok := w.(http.Flusher); ok {
 		ws.flushFn = f.Flush
 	}
@@ -259,6 +266,13 @@ func (ws *watchStream) sendBookmark(initialEnd bool) error {
 }
 
 func (ws *watchStream) send(typ watch.EventType, obj interface{}) error {
+	if ws.frames != nil {
+		if err := ws.frames.send(typ, obj); err != nil {
+			return err
+		}
+		ws.flush()
+		return nil
+	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("encode watch event: %w", err)
