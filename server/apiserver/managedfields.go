@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"time"
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,13 +40,16 @@ func (s *Server) trackCreate(rc *reqCtx, obj runtime.Object) (runtime.Object, er
 	if err != nil {
 		return nil, err
 	}
+	setTypeMeta(rc.res, obj)
+	if !isUnstructured(rc) && s.fields.TrackCreate(obj, manager, time.Now()) {
+		return obj, nil
+	}
 	fm, err := s.fieldManager(rc, "")
 	if err != nil {
 		return obj, nil // no schema for it: leave managedFields alone
 	}
 	live := rc.res.New()
 	setTypeMeta(rc.res, live)
-	setTypeMeta(rc.res, obj)
 	return fm.UpdateNoErrors(live, obj, manager), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -170,12 +171,9 @@ func (s *Server) checkNamespaceForCreate(ctx context.Context, ns string) error {
 	} else if err != nil {
 		return fmt.Errorf("read namespace %s: %w", ns, err)
 	}
-	obj, err := decodeStored(res, kv)
-	if err != nil {
+	terminating, err := s.nsTerminating.get(res, kv)
+	if err != nil || !terminating {
 		return err
-	}
-	if objectMeta(obj).GetDeletionTimestamp() == nil {
-		return nil
 	}
 	e := apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, ns,
 		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
@@ -183,4 +181,41 @@ func (s *Server) checkNamespaceForCreate(ctx context.Context, ns string) error {
 		Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace",
 	})
 	return e
+}
+
+// terminatingCache remembers whether each namespace, at the revision last
+// read, has a deletionTimestamp: every namespaced create asks, and
+// decoding the namespace each time is a measurable share of a create.
+type terminatingCache struct {
+	mu sync.Mutex
+	m  map[string]nsState
+}
+
+type nsState struct {
+	rev         int64
+	terminating bool
+}
+
+// maxTerminatingCache bounds the cache; when full it starts over.
+const maxTerminatingCache = 4096
+
+func (c *terminatingCache) get(res *registry.Resource, kv *datastore.KV) (bool, error) {
+	c.mu.Lock()
+	st, ok := c.m[kv.Key]
+	c.mu.Unlock()
+	if ok && st.rev == kv.ModRevision {
+		return st.terminating, nil
+	}
+	obj, err := decodeStored(res, kv)
+	if err != nil {
+		return false, err
+	}
+	st = nsState{rev: kv.ModRevision, terminating: objectMeta(obj).GetDeletionTimestamp() != nil}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxTerminatingCache {
+		c.m = map[string]nsState{}
+	}
+	c.m[kv.Key] = st
+	c.mu.Unlock()
+	return st.terminating, nil
 }

@@ -83,10 +83,12 @@ type Server struct {
 	fields *fieldmanager.Managers
 	// namespaces is the core v1 namespaces resource (nil when not served).
 	namespaces *registry.Resource
-	dec        decoders
-	handler    http.Handler
-	kubelet    *kubeletClient // nil without Config.KubeletClientTLS
-	virtual    map[schema.GroupVersionResource]VirtualCreate
+	// nsTerminating caches namespaces' terminating state for creates.
+	nsTerminating terminatingCache
+	dec           decoders
+	handler       http.Handler
+	kubelet       *kubeletClient // nil without Config.KubeletClientTLS
+	virtual       map[schema.GroupVersionResource]VirtualCreate
 }
 
 // New checks cfg and builds a Server.

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/orch/orch/server/openapi"
 )
@@ -24,6 +26,9 @@ type Managers struct {
 	err    error
 	mu     sync.Mutex
 	cache  map[key]*managedfields.FieldManager
+	// stripped are the fields no manager owns (TrackCreate).
+	stripped *fieldpath.Set
+	empty    map[schema.GroupVersionKind]*typed.TypedValue
 }
 
 type key struct {
@@ -33,7 +38,8 @@ type key struct {
 
 // New returns the cache over the API server's scheme.
 func New(scheme *runtime.Scheme) *Managers {
-	return &Managers{scheme: scheme, cache: map[key]*managedfields.FieldManager{}}
+	return &Managers{scheme: scheme, cache: map[key]*managedfields.FieldManager{}, stripped: strippedFields(),
+		empty: map[schema.GroupVersionKind]*typed.TypedValue{}}
 }
 
 // builtin is the type converter of the built-in types, from the embedded
