@@ -24,9 +24,11 @@ func objectPath(gvr schema.GroupVersionResource, namespace, name string) string 
 	return path.Join(p, gvr.Resource, name)
 }
 
-// getMeta reads the metadata of one object live (not from the cache).
+// getMeta reads the metadata of one object live (not from the cache), as
+// JSON whatever the client prefers.
 func (c *Controller) getMeta(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*metav1.ObjectMeta, error) {
-	raw, err := c.client.CoreV1().RESTClient().Get().AbsPath(objectPath(gvr, namespace, name)).DoRaw(ctx)
+	raw, err := c.client.CoreV1().RESTClient().Get().AbsPath(objectPath(gvr, namespace, name)).
+		SetHeader("Accept", "application/json").DoRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
