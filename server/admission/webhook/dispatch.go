@@ -22,14 +22,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/orch/orch/server/admission"
+	"github.com/orch/orch/server/webhookclient"
 )
 
 // Dispatcher holds what both plug-ins share: the configurations, the
 // Service resolver and the logger.
 type Dispatcher struct {
-	src      lateSource
-	resolver Resolver
-	log      *zap.Logger
+	src    lateSource
+	client webhookclient.Client
+	log    *zap.Logger
 }
 
 // New returns a dispatcher with no configurations until SetSource.
@@ -40,7 +41,7 @@ func New(log *zap.Logger) *Dispatcher {
 // SetSource installs the configurations and the Service resolver (both
 // need the API server's loopback client, made after the chain).
 func (d *Dispatcher) SetSource(s Source, r Resolver) {
-	d.resolver = r
+	d.client.Resolver = r
 	d.src.p.Store(&s)
 }
 
