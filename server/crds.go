@@ -7,8 +7,11 @@ import (
 
 	"go.uber.org/zap"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/orch/orch/internal/restconfig"
+	"github.com/orch/orch/server/aggregator"
 	"github.com/orch/orch/server/crd"
 )
 
@@ -30,6 +33,11 @@ func (c *customResources) start(loopback *rest.Config, log *zap.Logger) (control
 	if err != nil {
 		return controller{}, nil, fmt.Errorf("loopback dynamic client: %w", err)
 	}
+	typed, err := kubernetes.NewForConfig(restconfig.PreferProtobuf(loopback))
+	if err != nil {
+		return controller{}, nil, fmt.Errorf("loopback client: %w", err)
+	}
+	c.reg.SetResolver(aggregator.EndpointResolver{Client: typed})
 	var ctrl *crd.Controller
 	inf, stop := crd.StartInformer(client, c.reg, func() {
 		if ctrl != nil {

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/orch/orch/datastore"
+	"github.com/orch/orch/server/registry"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,12 +73,12 @@ func (s *Server) listItems(ctx context.Context, rc *reqCtx, o *listOptions) ([]r
 		if rev == 0 {
 			rev = page.Revision
 		}
-		for i := range page.KVs {
+		objs, err := decodePage(rc.res, page.KVs)
+		if err != nil {
+			return nil, lm, err
+		}
+		for i, obj := range objs {
 			kv := &page.KVs[i]
-			obj, err := decodeStored(rc.res, kv)
-			if err != nil {
-				return nil, lm, err
-			}
 			if o.matches(rc, obj) {
 				items = append(items, obj)
 			}
@@ -95,6 +96,15 @@ func (s *Server) listItems(ctx context.Context, rc *reqCtx, o *listOptions) ([]r
 	}
 	lm.ResourceVersion = strconv.FormatInt(rev, 10)
 	return items, lm, nil
+}
+
+// decodePage decodes a page of stored values (converted in one call).
+func decodePage(res *registry.Resource, kvs []datastore.KV) ([]runtime.Object, error) {
+	ptrs := make([]*datastore.KV, len(kvs))
+	for i := range kvs {
+		ptrs[i] = &kvs[i]
+	}
+	return decodeStoredAll(res, ptrs)
 }
 
 // readChunk reads keys at revision rev, or at the current revision when rev is 0.

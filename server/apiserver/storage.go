@@ -21,23 +21,51 @@ import (
 var errModified = errors.New("the object has been modified; please apply your changes to the latest version and try again")
 
 // decodeStored turns a stored value into a typed object with apiVersion,
-// kind and resourceVersion (the key's ModRevision) set.
+// kind and resourceVersion (the key's ModRevision) set, converted to res's
+// version when res converts by webhook.
 func decodeStored(res *registry.Resource, kv *datastore.KV) (runtime.Object, error) {
-	obj := res.New()
-	if err := json.Unmarshal(kv.Value, obj); err != nil {
-		return nil, fmt.Errorf("decode stored %s %s: %w", res.Kind, kv.Key, err)
-	}
-	setTypeMeta(res, obj)
-	if err := setResourceVersion(obj, kv.ModRevision); err != nil {
+	objs, err := decodeStoredAll(res, []*datastore.KV{kv})
+	if err != nil {
 		return nil, err
 	}
-	return obj, nil
+	return objs[0], nil
+}
+
+// decodeStoredAll is decodeStored for several values, converted in one
+// call.
+func decodeStoredAll(res *registry.Resource, kvs []*datastore.KV) ([]runtime.Object, error) {
+	objs := make([]runtime.Object, len(kvs))
+	for i, kv := range kvs {
+		obj := res.New()
+		if err := json.Unmarshal(kv.Value, obj); err != nil {
+			return nil, fmt.Errorf("decode stored %s %s: %w", res.Kind, kv.Key, err)
+		}
+		objs[i] = obj
+	}
+	if c := res.Conversion; c != nil {
+		if err := c.Convert(context.Background(), objs, res.GroupVersion); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
+	for i, obj := range objs {
+		setTypeMeta(res, obj)
+		if err := setResourceVersion(obj, kvs[i].ModRevision); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
 }
 
 // encodeStored marshals obj for the store: with apiVersion and kind, without
 // resourceVersion (it comes from the key's revision on read).
 func encodeStored(res *registry.Resource, obj runtime.Object) ([]byte, error) {
 	setTypeMeta(res, obj)
+	if c := res.Conversion; c != nil && c.Storage != res.GroupVersion {
+		obj = obj.DeepCopyObject()
+		if err := c.Convert(context.Background(), []runtime.Object{obj}, c.Storage); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", res.Kind, err)

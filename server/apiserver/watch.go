@@ -99,12 +99,12 @@ func (s *Server) watchStart(ctx context.Context, rc *reqCtx, o *listOptions) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	objs := make([]runtime.Object, 0, len(page.KVs))
-	for i := range page.KVs {
-		obj, err := decodeStored(rc.res, &page.KVs[i])
-		if err != nil {
-			return nil, 0, err
-		}
+	all, err := decodePage(rc.res, page.KVs)
+	if err != nil {
+		return nil, 0, err
+	}
+	objs := make([]runtime.Object, 0, len(all))
+	for _, obj := range all {
 		if o.matches(rc, obj) {
 			objs = append(objs, obj)
 		}

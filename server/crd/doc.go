@@ -5,6 +5,10 @@
 // schema work reuses upstream's structural schema, pruning and ObjectMeta
 // coercion (k8s.io/apiextensions-apiserver/pkg/apiserver/schema, no CEL) and
 // kube-openapi's validator; defaulting is this package's own small walker.
+// CRDs with the Webhook conversion strategy store objects in the storage
+// version and convert through their webhook (ConversionReview v1 or
+// v1beta1, one call per list page) on every read and write in another
+// version; only labels and annotations of the metadata may change.
 // A leader-only Controller accepts names, sets Established, and on deletion
 // removes every custom resource before releasing the CRD's finalizer.
 package crd

@@ -18,6 +18,7 @@ import (
 
 	"github.com/orch/orch/server/openapi"
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/webhookclient"
 )
 
 // CRDs is the GroupVersionResource of CustomResourceDefinitions.
@@ -38,6 +39,8 @@ type Registry struct {
 	// built caches each CRD's resources by name and resourceVersion: a
 	// rebuild only converts the schemas of CRDs that changed.
 	built map[string]builtCRD
+	// hooks calls conversion webhooks.
+	hooks *webhookclient.Client
 }
 
 type builtCRD struct {
@@ -48,8 +51,13 @@ type builtCRD struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry(log *zap.Logger) *Registry {
-	return &Registry{log: log.Named("crd"), byGVR: map[schema.GroupVersionResource]*registry.Resource{}}
+	return &Registry{log: log.Named("crd"), byGVR: map[schema.GroupVersionResource]*registry.Resource{},
+		hooks: &webhookclient.Client{}}
 }
+
+// SetResolver gives conversion webhooks by Service their resolver; call it
+// before StartInformer.
+func (r *Registry) SetResolver(res webhookclient.Resolver) { r.hooks.Resolver = res }
 
 // Lookup returns the resource of gvr, or nil.
 func (r *Registry) Lookup(gvr schema.GroupVersionResource) *registry.Resource {
@@ -107,7 +115,7 @@ func (r *Registry) set(crds []*apiextensionsv1.CustomResourceDefinition) {
 		r.terminating.Store(name, c.DeletionTimestamp != nil)
 		b, ok := r.built[name]
 		if !ok || b.rv != c.ResourceVersion {
-			res, err := Resources(c, func() bool { v, _ := r.terminating.Load(name); return v == true })
+			res, err := Resources(c, func() bool { v, _ := r.terminating.Load(name); return v == true }, r.hooks)
 			if err != nil {
 				r.log.Warn("not serving a custom resource", zap.String("crd", c.Name), zap.Error(err))
 				continue

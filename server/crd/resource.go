@@ -10,12 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orch/orch/server/registry"
+	"github.com/orch/orch/server/webhookclient"
 )
 
 // Resources builds the served versions of an Established CRD, named by its
-// accepted names. terminating reports the CRD's deletion.
-func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() bool) ([]*registry.Resource, error) {
+// accepted names. terminating reports the CRD's deletion; hooks calls its
+// conversion webhook, if it has one.
+func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() bool, hooks *webhookclient.Client) ([]*registry.Resource, error) {
 	names := c.Status.AcceptedNames
+	conv, err := conversionOf(c, hooks)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
 	var out []*registry.Resource
 	for _, v := range c.Spec.Versions {
 		if !v.Served {
@@ -25,7 +31,7 @@ func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() b
 		if err != nil {
 			return nil, fmt.Errorf("%s version %s: %w", c.Name, v.Name, err)
 		}
-		r.Terminating = terminating
+		r.Terminating, r.Conversion = terminating, conv
 		out = append(out, r)
 	}
 	return out, nil

@@ -39,11 +39,25 @@ type Resource struct {
 	// Terminating, on custom resources, reports that the definition is being
 	// deleted: creates are refused.
 	Terminating func() bool
+	// Conversion, on custom resources whose CRD converts by webhook, is
+	// how stored objects become this version and written ones the storage
+	// version. nil: objects are stored as written and read as this version
+	// (the None strategy).
+	Conversion *Conversion
 
 	New     func() runtime.Object // empty object of Kind
 	NewList func() runtime.Object // empty list of Kind
 
 	Strategy Strategy
+}
+
+// Conversion converts objects between the versions of a resource.
+type Conversion struct {
+	// Storage is the version objects are stored in.
+	Storage schema.GroupVersion
+	// Convert turns objs, in place, into version to; objects already in it
+	// are left alone (and cost no call).
+	Convert func(ctx context.Context, objs []runtime.Object, to schema.GroupVersion) error
 }
 
 // ScaleAccess reads and writes the replica fields behind a scale subresource.

@@ -42,6 +42,15 @@ type webhookServer struct {
 
 func newWebhookServer(t *testing.T, dnsName string) *webhookServer {
 	t.Helper()
+	w := &webhookServer{calls: make(chan string, 100)}
+	w.srv, w.caPEM = newTLSServer(t, dnsName, http.HandlerFunc(w.serve))
+	return w
+}
+
+// newTLSServer serves h over TLS on loopback with a self-signed
+// certificate for dnsName and 127.0.0.1; caPEM is that certificate.
+func newTLSServer(t *testing.T, dnsName string, h http.Handler) (srv *httptest.Server, caPEM []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(t, err, "key")
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: dnsName},
@@ -51,12 +60,11 @@ func newWebhookServer(t *testing.T, dnsName string) *webhookServer {
 		IsCA: true, BasicConstraintsValid: true}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	must(t, err, "cert")
-	w := &webhookServer{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), calls: make(chan string, 100)}
-	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
-	w.srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	w.srv.StartTLS()
-	t.Cleanup(w.srv.Close)
-	return w
+	srv = httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
