@@ -2,12 +2,12 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -95,7 +95,7 @@ func (s *Server) decodeApplied(rc *reqCtx, data []byte) (*unstructured.Unstructu
 		return nil, badRequestf("error decoding YAML: %v", err)
 	}
 	m := map[string]interface{}{}
-	if err := json.Unmarshal(js, &m); err != nil {
+	if err := utiljson.Unmarshal(js, &m); err != nil {
 		return nil, badRequestf("error decoding YAML: %v", err)
 	}
 	u := &unstructured.Unstructured{Object: m}

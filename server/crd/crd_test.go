@@ -49,7 +49,7 @@ func TestDefaultPruneValidate(t *testing.T) {
 	if spec["free"].(map[string]interface{})["anything"] != "kept" {
 		t.Fatal("a preserved field was pruned")
 	}
-	if errs := s.Validate(context.Background(), obj); len(errs) != 0 {
+	if errs := s.Validate(context.Background(), obj, nil); len(errs) != 0 {
 		t.Fatalf("valid object: %v", errs)
 	}
 	for _, tc := range []struct {
@@ -62,12 +62,12 @@ func TestDefaultPruneValidate(t *testing.T) {
 		{"port", true, "spec.port"},
 	} {
 		bad := map[string]interface{}{"spec": map[string]interface{}{"size": "s", tc.field: tc.val}}
-		errs := s.Validate(context.Background(), bad)
+		errs := s.Validate(context.Background(), bad, nil)
 		if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tc.want) {
 			t.Errorf("%s=%v: errors %v, want one naming %s", tc.field, tc.val, errs, tc.want)
 		}
 	}
-	if errs := s.Validate(context.Background(), map[string]interface{}{"spec": map[string]interface{}{"port": 80}}); len(errs) == 0 {
+	if errs := s.Validate(context.Background(), map[string]interface{}{"spec": map[string]interface{}{"port": 80}}, nil); len(errs) == 0 {
 		t.Error("missing required spec.size accepted")
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	openapierrors "k8s.io/kube-openapi/pkg/validation/errors"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -22,6 +24,7 @@ import (
 type Schema struct {
 	Structural *structuralschema.Structural
 	validator  *validate.SchemaValidator
+	cel        *cel.Validator // nil without x-kubernetes-validations
 }
 
 // NewSchema converts a v1 schema to its structural form (which must be
@@ -31,7 +34,7 @@ func NewSchema(v1 *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{Structural: s, validator: newValidator(s)}, nil
+	return &Schema{Structural: s, validator: newValidator(s), cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}, nil
 }
 
 // Structural converts a v1 schema to a structural schema.
@@ -86,8 +89,9 @@ func (s *Schema) Prune(obj map[string]interface{}) []string {
 }
 
 // Validate checks obj against the schema: types and value validations,
-// list types, and embedded resources' metadata.
-func (s *Schema) Validate(ctx context.Context, obj map[string]interface{}) field.ErrorList {
+// list types, embedded resources' metadata, and the CEL rules (old is
+// the object before an update, for transition rules; nil on create).
+func (s *Schema) Validate(ctx context.Context, obj, old map[string]interface{}) field.ErrorList {
 	var errs field.ErrorList
 	res := s.validator.Validate(obj)
 	for _, e := range res.Errors {
@@ -95,7 +99,7 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]interface{}) field
 	}
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.Structural, obj)...)
 	errs = append(errs, objectmeta.Validate(ctx, nil, obj, s.Structural, true)...)
-	return errs
+	return append(errs, s.validateRules(ctx, errs, obj, old)...)
 }
 
 // toFieldError turns a kube-openapi validation error into a field error

@@ -45,7 +45,7 @@ func (s *strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 func (s *strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
 	u := obj.(*unstructured.Unstructured)
 	errs := apivalidation.ValidateObjectMetaAccessor(u, s.namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, s.schema.Validate(ctx, u.Object)...)
+	return append(errs, s.schema.Validate(ctx, u.Object, nil)...)
 }
 
 func (s *strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
@@ -86,7 +86,7 @@ func (s *strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) 
 		}
 	}
 	errs = append(errs, apivalidation.ValidateFinalizers(u.GetFinalizers(), p.Child("finalizers"))...)
-	return append(errs, s.schema.Validate(ctx, u.Object)...)
+	return append(errs, s.schema.Validate(ctx, u.Object, o.Object)...)
 }
 
 // PrepareForStatusUpdate keeps everything of old but the status.

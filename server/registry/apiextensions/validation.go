@@ -2,6 +2,7 @@ package apiextensions
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -10,12 +11,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orch/orch/server/crd/celrules"
 )
 
 // Validate checks a CRD as upstream's ValidateCustomResourceDefinition does
 // for what users meet: name, group, names, scope, versions, schemas (which
-// must be structural), subresources, printer columns and conversion.
+// must be structural, with CEL rules that compile), subresources, printer
+// columns and conversion.
 func Validate(c *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	return validate(c, nil)
+}
+
+// validate is Validate; existing holds the CEL expressions the CRD had
+// before an update.
+func validate(c *apiextensionsv1.CustomResourceDefinition, existing map[string]bool) field.ErrorList {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	if want := c.Spec.Names.Plural + "." + c.Spec.Group; c.Name != want {
@@ -31,7 +41,7 @@ func Validate(c *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("scope"), c.Spec.Scope, []string{"Cluster", "Namespaced"}))
 	}
-	errs = append(errs, validateVersions(c.Spec.Versions, spec.Child("versions"))...)
+	errs = append(errs, validateVersions(c.Spec.Versions, spec.Child("versions"), existing)...)
 	errs = append(errs, validateConversion(c.Spec.Conversion, spec.Child("conversion"))...)
 	if c.Spec.PreserveUnknownFields {
 		errs = append(errs, field.Invalid(spec.Child("preserveUnknownFields"), true,
@@ -42,7 +52,7 @@ func Validate(c *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 
 // ValidateUpdate adds the rules of an update: the scope stays.
 func ValidateUpdate(c, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
-	errs := Validate(c)
+	errs := validate(c, rulesOf(old))
 	if c.Spec.Scope != old.Spec.Scope {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "scope"), c.Spec.Scope, "field is immutable"))
 	}
@@ -92,7 +102,21 @@ func validateNames(n apiextensionsv1.CustomResourceDefinitionNames, p *field.Pat
 	return errs
 }
 
-func validateVersions(vs []apiextensionsv1.CustomResourceDefinitionVersion, p *field.Path) field.ErrorList {
+// rulesOf is every CEL expression in the schemas of c.
+func rulesOf(c *apiextensionsv1.CustomResourceDefinition) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range c.Spec.Versions {
+		if v.Schema == nil {
+			continue
+		}
+		if ss, err := structural(v.Schema.OpenAPIV3Schema); err == nil {
+			maps.Copy(out, celrules.RuleSet(ss))
+		}
+	}
+	return out
+}
+
+func validateVersions(vs []apiextensionsv1.CustomResourceDefinitionVersion, p *field.Path, existing map[string]bool) field.ErrorList {
 	var errs field.ErrorList
 	if len(vs) == 0 {
 		return field.ErrorList{field.Invalid(p, vs, "must have exactly one version marked as storage version")}
@@ -113,7 +137,7 @@ func validateVersions(vs []apiextensionsv1.CustomResourceDefinitionVersion, p *f
 		if v.Served {
 			served++
 		}
-		errs = append(errs, validateVersion(v, vp)...)
+		errs = append(errs, validateVersion(v, vp, existing)...)
 	}
 	if storage != 1 {
 		errs = append(errs, field.Invalid(p, vs, "must have exactly one version marked as storage version"))
@@ -124,13 +148,13 @@ func validateVersions(vs []apiextensionsv1.CustomResourceDefinitionVersion, p *f
 	return errs
 }
 
-func validateVersion(v apiextensionsv1.CustomResourceDefinitionVersion, p *field.Path) field.ErrorList {
+func validateVersion(v apiextensionsv1.CustomResourceDefinitionVersion, p *field.Path, existing map[string]bool) field.ErrorList {
 	var errs field.ErrorList
 	sp := p.Child("schema", "openAPIV3Schema")
 	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 		errs = append(errs, field.Required(sp, "schemas are required"))
 	} else {
-		errs = append(errs, validateSchema(v.Schema.OpenAPIV3Schema, sp)...)
+		errs = append(errs, validateSchema(v.Schema.OpenAPIV3Schema, sp, existing)...)
 	}
 	if sub := v.Subresources; sub != nil && sub.Scale != nil {
 		errs = append(errs, validateScale(sub.Scale, p.Child("subresources", "scale"))...)
@@ -150,21 +174,32 @@ func validateVersion(v apiextensionsv1.CustomResourceDefinitionVersion, p *field
 	return errs
 }
 
-// validateSchema: the root is an object and the schema is structural.
-func validateSchema(s *apiextensionsv1.JSONSchemaProps, p *field.Path) field.ErrorList {
-	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, &internal, nil); err != nil {
-		return field.ErrorList{field.Invalid(p, "", err.Error())}
-	}
+// validateSchema: the root is an object, the schema is structural and its
+// CEL rules compile (checked only on an otherwise valid schema, as
+// upstream).
+func validateSchema(s *apiextensionsv1.JSONSchemaProps, p *field.Path, existing map[string]bool) field.ErrorList {
 	var errs field.ErrorList
 	if s.Type != "object" {
 		errs = append(errs, field.Invalid(p.Child("type"), s.Type, "must be object at the root"))
 	}
-	ss, err := structuralschema.NewStructural(&internal)
+	ss, err := structural(s)
 	if err != nil {
 		return append(errs, field.Invalid(p, "", err.Error()))
 	}
-	return append(errs, structuralschema.ValidateStructural(p, ss)...)
+	errs = append(errs, structuralschema.ValidateStructural(p, ss)...)
+	if len(errs) > 0 {
+		return errs
+	}
+	return celrules.Compile(ss, p, existing)
+}
+
+// structural converts a v1 schema to its structural form.
+func structural(s *apiextensionsv1.JSONSchemaProps) (*structuralschema.Structural, error) {
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, &internal, nil); err != nil {
+		return nil, err
+	}
+	return structuralschema.NewStructural(&internal)
 }
 
 func validateScale(s *apiextensionsv1.CustomResourceSubresourceScale, p *field.Path) field.ErrorList {
