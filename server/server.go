@@ -57,7 +57,8 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer closeLogged(log, "datastore", store.Close)
 
 	ready := newReadyState()
-	parts := &parts{authz: newAuthorization(log), crds: newCustomResources(log), hooks: webhook.New(log)}
+	authz := newAuthorization(log)
+	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz)}
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err

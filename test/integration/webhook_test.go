@@ -128,7 +128,11 @@ func testAdmissionWebhooks(t *testing.T, s *testutil.Server) {
 	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "it-" + ns},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "deny.it.example.com",
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: hs.url("/validate"), CABundle: hs.caPEM},
-			Rules:        configMapRule(), NamespaceSelector: nsSelector(ns), SideEffects: none, AdmissionReviewVersions: []string{"v1"}}}}
+			Rules:        configMapRule(), NamespaceSelector: nsSelector(ns), SideEffects: none, AdmissionReviewVersions: []string{"v1"},
+			MatchConditions: []admissionregistrationv1.MatchCondition{
+				{Name: "not-exempt", Expression: "object.metadata.name != 'exempt'"},
+				{Name: "may-create", Expression: "authorizer.group('').resource('configmaps').namespace(request.namespace).check('create').allowed()"},
+			}}}}
 	_, err := s.Clientset.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{})
 	must(t, err, "create validating config")
 	t.Cleanup(func() {
@@ -151,6 +155,8 @@ func testAdmissionWebhooks(t *testing.T, s *testutil.Server) {
 	})
 	_, err = cms.Create(ctx, cm("welcome", nil), metav1.CreateOptions{})
 	must(t, err, "create an allowed configmap")
+	_, err = cms.Create(ctx, cm("exempt", map[string]string{"deny": "yes"}), metav1.CreateOptions{})
+	must(t, err, "create a configmap a matchCondition exempts from the webhook")
 	t.Run("mutating by service", func(t *testing.T) { testMutatingByService(t, s, hs, ns, svcName) })
 	t.Run("failure policy", func(t *testing.T) { testFailurePolicy(t, s, hs, ns) })
 	t.Run("bad configurations", func(t *testing.T) { testBadWebhookConfigs(t, s) })
@@ -227,6 +233,8 @@ func testFailurePolicy(t *testing.T, s *testutil.Server, hs *webhookServer, ns s
 	for _, c := range []*admissionregistrationv1.ValidatingWebhookConfiguration{
 		mk("fail", dead, admissionregistrationv1.Fail, "fail"), mk("ignore", dead, admissionregistrationv1.Ignore, "ignore"),
 		mk("garbage", *hs.url("/garbage"), admissionregistrationv1.Fail, "garbage"),
+		withCondition(mk("condfail", *hs.url("/validate"), admissionregistrationv1.Fail, "condfail"), "object.metadata.labels['missing'] == 'x'"),
+		withCondition(mk("condignore", dead, admissionregistrationv1.Ignore, "condignore"), "object.metadata.labels['missing'] == 'x'"),
 	} {
 		_, err := vwcs.Create(ctx, c, metav1.CreateOptions{})
 		must(t, err, "create %s", c.Name)
@@ -250,6 +258,19 @@ func testFailurePolicy(t *testing.T, s *testutil.Server, hs *webhookServer, ns s
 	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ignored",
 		Labels: map[string]string{"policy": "ignore"}}}, metav1.CreateOptions{})
 	must(t, err, "create past an unreachable webhook with failurePolicy Ignore")
+	_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cond-ignored",
+		Labels: map[string]string{"policy": "condignore"}}}, metav1.CreateOptions{})
+	must(t, err, "create past a matchCondition that errs, with failurePolicy Ignore")
+	_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cond-failed",
+		Labels: map[string]string{"policy": "condfail"}}}, metav1.CreateOptions{})
+	if st := statusOf(err); st == nil || st.Code != 500 || !strings.Contains(st.Message, "failed to evaluate match conditions") {
+		t.Fatalf("a matchCondition that errs under Fail: %v", err)
+	}
+}
+
+func withCondition(c *admissionregistrationv1.ValidatingWebhookConfiguration, expr string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "cond", Expression: expr}}
+	return c
 }
 
 func testBadWebhookConfigs(t *testing.T, s *testutil.Server) {
@@ -278,4 +299,12 @@ func testBadWebhookConfigs(t *testing.T, s *testutil.Server) {
 	c.Webhooks[0].Name = "short"
 	_, err = vwcs.Create(ctx, c, metav1.CreateOptions{})
 	wantField(t, err, "webhooks[0].name")
+	c = base()
+	c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "ok", Expression: "true"}, {Name: "broken", Expression: "object.metadata.name =="}}
+	_, err = vwcs.Create(ctx, c, metav1.CreateOptions{})
+	wantField(t, err, "webhooks[0].matchConditions[1].expression")
+	c = base()
+	c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "int", Expression: "1"}}
+	_, err = vwcs.Create(ctx, c, metav1.CreateOptions{})
+	wantField(t, err, "webhooks[0].matchConditions[0].expression")
 }

@@ -20,8 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 
 	"github.com/orch/orch/server/admission"
+	"github.com/orch/orch/server/admission/celcond"
+	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/webhookclient"
 )
 
@@ -31,11 +34,17 @@ type Dispatcher struct {
 	src    lateSource
 	client webhookclient.Client
 	log    *zap.Logger
+	// cel compiles matchConditions; matchers caches them per webhook
+	// (configuration name, resourceVersion and webhook name).
+	cel      *celcond.Compiler
+	matchers sync.Map
+	authz    auth.Authorizer
 }
 
-// New returns a dispatcher with no configurations until SetSource.
-func New(log *zap.Logger) *Dispatcher {
-	return &Dispatcher{log: log.Named("webhook")}
+// New returns a dispatcher with no configurations until SetSource; authz
+// answers matchConditions' authorizer checks.
+func New(log *zap.Logger, authz auth.Authorizer) *Dispatcher {
+	return &Dispatcher{log: log.Named("webhook"), cel: celcond.New(), authz: authz}
 }
 
 // SetSource installs the configurations and the Service resolver (both
@@ -77,16 +86,22 @@ type hook struct {
 	objSel      *metav1.LabelSelector
 	sideEffects *admissionregistrationv1.SideEffectClass
 	timeout     time.Duration
+	conds       []admissionregistrationv1.MatchCondition
+	fp          *admissionregistrationv1.FailurePolicyType
+	kind        string // "admit" or "validating"
+	key         string // identifies the compiled conditions
 }
 
-func mutatingHook(w *admissionregistrationv1.MutatingWebhook) hook {
+func mutatingHook(cfg *admissionregistrationv1.MutatingWebhookConfiguration, w *admissionregistrationv1.MutatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
-		w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "admit",
+		"m/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name}
 }
 
-func validatingHook(w *admissionregistrationv1.ValidatingWebhook) hook {
+func validatingHook(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, w *admissionregistrationv1.ValidatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
-		w.SideEffects, timeoutOf(w.TimeoutSeconds)}
+		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "validating",
+		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name}
 }
 
 func timeoutOf(s *int32) time.Duration {
@@ -105,8 +120,9 @@ func exempt(a *admission.Attributes) bool {
 	return a.Resource.Group == admissionregistrationv1.GroupName
 }
 
-// matches reports whether h applies to a.
-func (d *Dispatcher) matches(h hook, a *admission.Attributes) bool {
+// matches reports whether h applies to a: rules, selectors, then
+// matchConditions (whose evaluation errors follow the failurePolicy).
+func (d *Dispatcher) matches(ctx context.Context, h hook, a *admission.Attributes) (bool, error) {
 	ruleOK := false
 	for _, r := range h.rules {
 		if ruleMatches(r, a) {
@@ -115,13 +131,31 @@ func (d *Dispatcher) matches(h hook, a *admission.Attributes) bool {
 		}
 	}
 	if !ruleOK {
-		return false
+		return false, nil
 	}
 	ok, err := selectorsMatch(h.nsSel, h.objSel, a, d.src.get())
 	if err != nil {
 		d.log.Warn("webhook selector", zap.String("webhook", h.name), zap.Error(err))
 	}
-	return ok
+	if !ok || len(h.conds) == 0 {
+		return ok, nil
+	}
+	r := celcond.Match(ctx, d.matcher(h), a, d.authz)
+	if r.Error != nil {
+		return false, d.failure(h, fmt.Errorf("failed to evaluate match conditions: %w", r.Error))
+	}
+	return r.Matches, nil
+}
+
+// matcher is h's compiled matchConditions, compiled once per webhook and
+// configuration version.
+func (d *Dispatcher) matcher(h hook) matchconditions.Matcher {
+	if m, ok := d.matchers.Load(h.key); ok {
+		return m.(matchconditions.Matcher)
+	}
+	m := d.cel.Matcher(h.conds, h.fp, h.kind, h.name)
+	d.matchers.Store(h.key, m)
+	return m
 }
 
 func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error {
@@ -130,8 +164,11 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 	}
 	for _, cfg := range d.src.get().Mutating() {
 		for _, w := range cfg.Webhooks {
-			h := mutatingHook(&w)
-			if !d.matches(h, a) {
+			h := mutatingHook(cfg, &w)
+			if ok, err := d.matches(ctx, h, a); err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				continue
 			}
 			if err := d.callMutating(ctx, h, a); err != nil {
@@ -167,8 +204,12 @@ func (d *Dispatcher) validate(ctx context.Context, a *admission.Attributes) erro
 	var hooks []hook
 	for _, cfg := range d.src.get().Validating() {
 		for _, w := range cfg.Webhooks {
-			h := validatingHook(&w)
-			if d.matches(h, a) {
+			h := validatingHook(cfg, &w)
+			ok, err := d.matches(ctx, h, a)
+			if err != nil {
+				return err
+			}
+			if ok {
 				hooks = append(hooks, h)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orch/orch/server/admission/celcond"
 )
 
 // ValidateMutating checks a MutatingWebhookConfiguration.
@@ -69,16 +71,35 @@ func validateCommon(w common, p *field.Path, names sets.Set[string]) field.Error
 			errs = append(errs, metav1validation.ValidateLabelSelector(*sel.s, metav1validation.LabelSelectorValidationOptions{}, p.Child(sel.name))...)
 		}
 	}
-	for i, mc := range w.matchConditions {
-		mp := p.Child("matchConditions").Index(i)
-		if mc.Name == "" {
+	return append(errs, validateMatchConditions(w.matchConditions, p.Child("matchConditions"))...)
+}
+
+// validateMatchConditions: at most 64, unique qualified names, and CEL
+// expressions that compile.
+func validateMatchConditions(conds []admissionregistrationv1.MatchCondition, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(conds) > 64 {
+		errs = append(errs, field.TooMany(p, len(conds), 64))
+	}
+	names := sets.New[string]()
+	for i, mc := range conds {
+		mp := p.Index(i)
+		switch {
+		case mc.Name == "":
 			errs = append(errs, field.Required(mp.Child("name"), ""))
+		case names.Has(mc.Name):
+			errs = append(errs, field.Duplicate(mp.Child("name"), mc.Name))
+		default:
+			for _, msg := range utilvalidation.IsQualifiedName(mc.Name) {
+				errs = append(errs, field.Invalid(mp.Child("name"), mc.Name, msg))
+			}
 		}
+		names.Insert(mc.Name)
 		if strings.TrimSpace(mc.Expression) == "" {
 			errs = append(errs, field.Required(mp.Child("expression"), ""))
 		}
 	}
-	return errs
+	return append(errs, celcond.Validate(conds, p)...)
 }
 
 func validateName(name string, p *field.Path, seen sets.Set[string]) field.ErrorList {
