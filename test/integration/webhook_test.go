@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -93,6 +94,16 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 		resp.Patch = []byte("[" + op + "]")
 		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/mutate-saw": // records whether a label b was there when it ran
+		saw := "no"
+		if obj.Metadata.Labels["b"] != "" {
+			saw = "yes"
+		}
+		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels/saw-b","value":"` + saw + `"}]`)
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/mutate-b":
+		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels/b","value":"set"}]`)
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/garbage":
 		_, _ = rw.Write([]byte("not json"))
 		return
@@ -159,6 +170,7 @@ func testAdmissionWebhooks(t *testing.T, s *testutil.Server) {
 	must(t, err, "create a configmap a matchCondition exempts from the webhook")
 	t.Run("mutating by service", func(t *testing.T) { testMutatingByService(t, s, hs, ns, svcName) })
 	t.Run("failure policy", func(t *testing.T) { testFailurePolicy(t, s, hs, ns) })
+	t.Run("reinvocation", func(t *testing.T) { testReinvocation(t, s, hs, ns) })
 	t.Run("bad configurations", func(t *testing.T) { testBadWebhookConfigs(t, s) })
 }
 
@@ -265,6 +277,47 @@ func testFailurePolicy(t *testing.T, s *testutil.Server, hs *webhookServer, ns s
 		Labels: map[string]string{"policy": "condfail"}}}, metav1.CreateOptions{})
 	if st := statusOf(err); st == nil || st.Code != 500 || !strings.Contains(st.Message, "failed to evaluate match conditions") {
 		t.Fatalf("a matchCondition that errs under Fail: %v", err)
+	}
+}
+
+// testReinvocation: a webhook with reinvocationPolicy IfNeeded runs again
+// after a later webhook changed the object; one with Never does not.
+func testReinvocation(t *testing.T, s *testutil.Server, hs *webhookServer, ns string) {
+	ctx := ctxT(t)
+	hook := func(name, path string, policy admissionregistrationv1.ReinvocationPolicyType, label string) admissionregistrationv1.MutatingWebhook {
+		return admissionregistrationv1.MutatingWebhook{Name: name + ".it.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: hs.url(path), CABundle: hs.caPEM},
+			Rules:        configMapRule(), NamespaceSelector: nsSelector(ns), ReinvocationPolicy: &policy,
+			ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reinvoke": label}},
+			SideEffects:    ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"}}
+	}
+	mwcs := s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	for _, c := range []*admissionregistrationv1.MutatingWebhookConfiguration{
+		{ObjectMeta: metav1.ObjectMeta{Name: "it-r1-" + ns}, Webhooks: []admissionregistrationv1.MutatingWebhook{
+			hook("saw-ifneeded", "/mutate-saw", admissionregistrationv1.IfNeededReinvocationPolicy, "ifneeded"),
+			hook("saw-never", "/mutate-saw", admissionregistrationv1.NeverReinvocationPolicy, "never")}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "it-r2-" + ns}, Webhooks: []admissionregistrationv1.MutatingWebhook{
+			hook("b-ifneeded", "/mutate-b", admissionregistrationv1.NeverReinvocationPolicy, "ifneeded"),
+			hook("b-never", "/mutate-b", admissionregistrationv1.NeverReinvocationPolicy, "never")}},
+	} {
+		_, err := mwcs.Create(ctx, c, metav1.CreateOptions{})
+		must(t, err, "create %s", c.Name)
+		name := c.Name
+		t.Cleanup(func() { _ = mwcs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	}
+	cms := s.Clientset.CoreV1().ConfigMaps(ns)
+	for label, want := range map[string]string{"ifneeded": "yes", "never": "no"} {
+		waitFor(t, "reinvocation "+label, func() error {
+			got, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "r-",
+				Labels: map[string]string{"reinvoke": label}}}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if got.Labels["b"] != "set" || got.Labels["saw-b"] != want {
+				return fmt.Errorf("labels %v, want saw-b=%s", got.Labels, want)
+			}
+			return nil
+		})
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 
@@ -90,18 +91,20 @@ type hook struct {
 	fp          *admissionregistrationv1.FailurePolicyType
 	kind        string // "admit" or "validating"
 	key         string // identifies the compiled conditions
+	reinvoke    bool   // reinvocationPolicy IfNeeded (mutating)
 }
 
 func mutatingHook(cfg *admissionregistrationv1.MutatingWebhookConfiguration, w *admissionregistrationv1.MutatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
 		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "admit",
-		"m/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name}
+		"m/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name,
+		w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy}
 }
 
 func validatingHook(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, w *admissionregistrationv1.ValidatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
 		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "validating",
-		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name}
+		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name, false}
 }
 
 func timeoutOf(s *int32) time.Duration {
@@ -158,20 +161,38 @@ func (d *Dispatcher) matcher(h hook) matchconditions.Matcher {
 	return m
 }
 
+// mutate calls the matching mutating webhooks in order, then once more
+// those with reinvocationPolicy IfNeeded that ran before a later webhook
+// changed the object, as upstream does.
 func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error {
 	if exempt(a) || a.Object == nil {
 		return nil
 	}
+	var called []hook
+	lastChange := -1
 	for _, cfg := range d.src.get().Mutating() {
 		for _, w := range cfg.Webhooks {
 			h := mutatingHook(cfg, &w)
-			if ok, err := d.matches(ctx, h, a); err != nil || !ok {
-				if err != nil {
-					return err
-				}
+			ok, err := d.matches(ctx, h, a)
+			if err != nil {
+				return err
+			}
+			if !ok {
 				continue
 			}
-			if err := d.callMutating(ctx, h, a); err != nil {
+			changed, err := d.callMutating(ctx, h, a)
+			if err != nil {
+				return err
+			}
+			called = append(called, h)
+			if changed {
+				lastChange = len(called) - 1
+			}
+		}
+	}
+	for i := 0; i < lastChange; i++ {
+		if h := called[i]; h.reinvoke {
+			if _, err := d.callMutating(ctx, h, a); err != nil {
 				return err
 			}
 		}
@@ -179,22 +200,25 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 	return nil
 }
 
-func (d *Dispatcher) callMutating(ctx context.Context, h hook, a *admission.Attributes) error {
+// callMutating calls h and applies its patch; changed reports that the
+// patch changed the object.
+func (d *Dispatcher) callMutating(ctx context.Context, h hook, a *admission.Attributes) (changed bool, err error) {
 	review, err := newReview(a)
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return false, apierrors.NewInternalError(err)
 	}
 	resp, err := d.ask(ctx, h, a, review)
 	if err != nil || resp == nil || len(resp.Patch) == 0 {
-		return err
+		return false, err
 	}
 	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
-		return d.failure(h, fmt.Errorf("unsupported patch type %v", resp.PatchType))
+		return false, d.failure(h, fmt.Errorf("unsupported patch type %v", resp.PatchType))
 	}
-	if err := applyPatch(a.Object, review.Request.Object.Raw, resp.Patch); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("applying the patch of webhook %q: %w", h.name, err))
+	changed, err = applyPatch(a.Object, review.Request.Object.Raw, resp.Patch)
+	if err != nil {
+		return false, apierrors.NewInternalError(fmt.Errorf("applying the patch of webhook %q: %w", h.name, err))
 	}
-	return nil
+	return changed, nil
 }
 
 func (d *Dispatcher) validate(ctx context.Context, a *admission.Attributes) error {
@@ -373,30 +397,33 @@ func encodeOptions(o runtime.Object) ([]byte, error) {
 }
 
 // applyPatch applies a JSON patch to obj (whose JSON was original) in place.
-func applyPatch(obj runtime.Object, original, patch []byte) error {
+func applyPatch(obj runtime.Object, original, patch []byte) (changed bool, err error) {
 	p, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
-		return err
+		return false, err
 	}
 	out, err := p.Apply(original)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if jsonpatch.Equal(original, out) {
+		return false, nil
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		m := map[string]any{}
-		if err := json.Unmarshal(out, &m); err != nil {
-			return err
+		if err := utiljson.Unmarshal(out, &m); err != nil {
+			return false, err
 		}
 		u.Object = m
-		return nil
+		return true, nil
 	}
 	fresh := reflect.New(reflect.TypeOf(obj).Elem())
 	if err := json.Unmarshal(out, fresh.Interface()); err != nil {
-		return err
+		return false, err
 	}
 	if fresh.Type() != reflect.TypeOf(obj) {
-		return errors.New("patched object has another type")
+		return false, errors.New("patched object has another type")
 	}
 	reflect.ValueOf(obj).Elem().Set(fresh.Elem())
-	return nil
+	return true, nil
 }

@@ -82,10 +82,15 @@ func TestDeniedAndDryRun(t *testing.T) {
 func TestApplyPatch(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
 	raw, _ := encode(cm, "v1", "ConfigMap")
-	if err := applyPatch(cm, raw, []byte(`[{"op":"add","path":"/data","value":{"k":"v"}}]`)); err != nil {
-		t.Fatal(err)
+	changed, err := applyPatch(cm, raw, []byte(`[{"op":"add","path":"/data","value":{"k":"v"}}]`))
+	if err != nil || !changed {
+		t.Fatal(changed, err)
 	}
 	if cm.Data["k"] != "v" || cm.Name != "a" {
 		t.Fatalf("patched %+v", cm)
+	}
+	raw, _ = encode(cm, "v1", "ConfigMap")
+	if changed, err := applyPatch(cm, raw, []byte(`[{"op":"replace","path":"/data/k","value":"v"}]`)); err != nil || changed {
+		t.Fatalf("a patch that changes nothing: %v %v", changed, err)
 	}
 }
