@@ -31,9 +31,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, rc *reqCtx,
 		return
 	}
 	force := isTrue(rc.query.Get("force"))
-	sub, mode := "", modeMain
-	if rc.info.Subresource == "status" {
-		sub, mode = "status", modeStatus
+	sub, mode := "", updateModeOf(rc)
+	if mode != modeMain {
+		sub = rc.info.Subresource
 	}
 	fm, err := s.fieldManager(rc, sub)
 	if err != nil {

@@ -63,8 +63,8 @@ func (s *Server) trackUpdate(rc *reqCtx, mode updateMode, cur, obj runtime.Objec
 		return nil, err
 	}
 	sub := ""
-	if mode == modeStatus {
-		sub = "status"
+	if mode == modeStatus || mode == modeSub {
+		sub = rc.info.Subresource
 	}
 	fm, err := s.fieldManager(rc, sub)
 	if err != nil {

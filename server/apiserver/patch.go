@@ -119,10 +119,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, rc *reqCtx)
 		s.writeError(w, r, badRequestf("force: Invalid value: %q: may not be specified for non-apply patch", rc.query.Get("force")))
 		return
 	}
-	mode := modeMain
-	if rc.info.Subresource == "status" {
-		mode = modeStatus
-	}
+	mode := updateModeOf(rc)
 	gvk := rc.res.GroupVersion.WithKind(rc.res.Kind)
 	res, err := s.guaranteedUpdate(r.Context(), rc, mode, dryRun, func(cur runtime.Object) (runtime.Object, error) {
 		original, err := json.Marshal(cur)

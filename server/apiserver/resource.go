@@ -87,6 +87,8 @@ func (s *Server) route(rc *reqCtx) (resourceHandler, error) {
 		}
 	case sub == "status" && rc.res.HasStatus:
 		h = map[string]resourceHandler{"get": s.handleGet, "update": s.handleUpdate, "patch": s.handlePatch}[verb]
+	case rc.res.Subresources[sub] != nil:
+		h = map[string]resourceHandler{"get": s.handleGet, "update": s.handleUpdate, "patch": s.handlePatch}[verb]
 	case sub == "scale" && rc.res.Scale != nil:
 		h = map[string]resourceHandler{"get": s.handleScaleGet, "update": s.handleScaleUpdate, "patch": s.handleScalePatch}[verb]
 	case sub == "binding" && rc.gr == podsGR:

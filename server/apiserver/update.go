@@ -23,6 +23,7 @@ const (
 	modeMain   updateMode = iota // the main resource: PrepareForUpdate/ValidateUpdate
 	modeStatus                   // the status subresource
 	modeRaw                      // internal edits (binding, finalize): no strategy
+	modeSub                      // a Resource.Subresources entry (e.g. approval)
 )
 
 // maxUpdateAttempts bounds retries of unconditional updates on store conflicts.
@@ -53,11 +54,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		s.writeError(w, r, err)
 		return
 	}
-	mode := modeMain
-	if rc.info.Subresource == "status" {
-		mode = modeStatus
-	}
-	res, err := s.guaranteedUpdate(r.Context(), rc, mode, dryRun, func(runtime.Object) (runtime.Object, error) {
+	res, err := s.guaranteedUpdate(r.Context(), rc, updateModeOf(rc), dryRun, func(runtime.Object) (runtime.Object, error) {
 		return body.DeepCopyObject(), nil
 	})
 	if err != nil {
@@ -65,6 +62,18 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		return
 	}
 	s.writeObject(w, r, rc, http.StatusOK, res.obj)
+}
+
+// updateModeOf is the mode of an update, patch or apply request: the main
+// resource, its status, or another subresource of the Resource.
+func updateModeOf(rc *reqCtx) updateMode {
+	switch sub := rc.info.Subresource; {
+	case sub == "status":
+		return modeStatus
+	case sub != "" && rc.res.Subresources[sub] != nil:
+		return modeSub
+	}
+	return modeMain
 }
 
 // checkNameAndNamespace makes the body's name and namespace agree with the URL.
@@ -140,6 +149,10 @@ func (s *Server) prepareUpdate(ctx context.Context, rc *reqCtx, mode updateMode,
 		st.Default(obj)
 		st.PrepareForStatusUpdate(ctx, obj, cur)
 		errs = append(errs, st.ValidateStatusUpdate(ctx, obj, cur)...)
+	case modeSub:
+		sub := rc.res.Subresources[rc.info.Subresource]
+		sub.PrepareForUpdate(ctx, obj, cur)
+		errs = append(errs, sub.ValidateUpdate(ctx, obj, cur)...)
 	}
 	if len(errs) > 0 {
 		return rv != 0, apierrors.NewInvalid(rc.res.GroupVersion.WithKind(rc.res.Kind).GroupKind(), rc.name, errs)

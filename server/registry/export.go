@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"context"
+
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -24,6 +26,8 @@ type Def struct {
 	New          func() runtime.Object
 	NewList      func() runtime.Object
 	Hooks        Hooks
+	// Subresources are extra update subresources (see Resource).
+	Subresources map[string]SubresourceStrategy
 }
 
 // Hooks are the type-specific rules of a Def; every nil hook falls back to
@@ -37,13 +41,16 @@ type Hooks struct {
 	// NameFn validates metadata.name (default: DNS-1123 subdomain).
 	NameFn apivalidation.ValidateNameFunc
 
-	Defaults       func(obj runtime.Object)
-	PrepareCreate  func(obj runtime.Object)
-	PrepareUpdate  func(obj, old runtime.Object)
-	Validate       func(obj runtime.Object) field.ErrorList
-	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
-	PrepareStatus  func(obj, old runtime.Object)
-	ValidateStatus func(obj, old runtime.Object) field.ErrorList
+	Defaults      func(obj runtime.Object)
+	PrepareCreate func(obj runtime.Object)
+	// PrepareCreateCtx runs after PrepareCreate with the request context
+	// (the requesting user: auth.UserFrom).
+	PrepareCreateCtx func(ctx context.Context, obj runtime.Object)
+	PrepareUpdate    func(obj, old runtime.Object)
+	Validate         func(obj runtime.Object) field.ErrorList
+	ValidateUpdate   func(obj, old runtime.Object) field.ErrorList
+	PrepareStatus    func(obj, old runtime.Object)
+	ValidateStatus   func(obj, old runtime.Object) field.ErrorList
 	// Fields adds type-specific field-selector fields.
 	Fields func(obj runtime.Object, set fields.Set)
 	// Columns are printed after Name; Row returns the matching cells.
@@ -62,13 +69,14 @@ func (d Def) Build() *Resource {
 		newObj: d.New, newList: d.NewList,
 		rules: rules{
 			generation: h.Generation, keepStatusOnCreate: h.KeepStatusOnCreate, nameFn: h.NameFn,
-			defaults: h.Defaults, prepareCreate: h.PrepareCreate, prepareUpdate: h.PrepareUpdate,
+			defaults: h.Defaults, prepareCreate: h.PrepareCreate, prepareCreateCtx: h.PrepareCreateCtx, prepareUpdate: h.PrepareUpdate,
 			validate: h.Validate, validateUpdate: h.ValidateUpdate,
 			prepareStatus: h.PrepareStatus, validateStatus: h.ValidateStatus,
 			fields: h.Fields, columns: h.Columns, row: h.Row, allocator: h.Allocator,
 		},
 	}.build()
 	r.Categories = d.Categories
+	r.Subresources = d.Subresources
 	return r
 }
 

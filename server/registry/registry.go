@@ -27,6 +27,10 @@ type Resource struct {
 	HasStatus bool
 	// Scale, when set, serves <resource>/scale as autoscaling/v1 Scale.
 	Scale *ScaleAccess
+	// Subresources are further subresources served for get, update and
+	// patch of the whole object (e.g. a CertificateSigningRequest's
+	// approval): their strategy replaces the main resource's update rules.
+	Subresources map[string]SubresourceStrategy
 
 	// Verbs, when set, are the only verbs served (create-only review APIs
 	// such as TokenReview); nil = every verb of a stored resource.
@@ -49,6 +53,14 @@ type Resource struct {
 	NewList func() runtime.Object // empty list of Kind
 
 	Strategy Strategy
+}
+
+// SubresourceStrategy is the update rules of one subresource.
+type SubresourceStrategy interface {
+	// PrepareForUpdate keeps of old everything the subresource may not change.
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	// ValidateUpdate checks the update.
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
 }
 
 // Conversion converts objects between the versions of a resource.

@@ -28,11 +28,13 @@ type rules struct {
 	// nameFn validates metadata.name (default: DNS-1123 subdomain).
 	nameFn apivalidation.ValidateNameFunc
 
-	defaults       func(obj runtime.Object)
-	prepareCreate  func(obj runtime.Object)
-	prepareUpdate  func(obj, old runtime.Object)
-	validate       func(obj runtime.Object) field.ErrorList
-	validateUpdate func(obj, old runtime.Object) field.ErrorList
+	defaults      func(obj runtime.Object)
+	prepareCreate func(obj runtime.Object)
+	// prepareCreateCtx sees the request (e.g. its user).
+	prepareCreateCtx func(ctx context.Context, obj runtime.Object)
+	prepareUpdate    func(obj, old runtime.Object)
+	validate         func(obj runtime.Object) field.ErrorList
+	validateUpdate   func(obj, old runtime.Object) field.ErrorList
 	// prepareStatus runs after the generic spec/metadata reset of a status update.
 	prepareStatus  func(obj, old runtime.Object)
 	validateStatus func(obj, old runtime.Object) field.ErrorList
@@ -76,7 +78,7 @@ func (s *strategy) Default(obj runtime.Object) {
 	}
 }
 
-func (s *strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+func (s *strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	m := mustMeta(obj)
 	if s.r.generation {
 		m.SetGeneration(1)
@@ -88,6 +90,9 @@ func (s *strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	}
 	if s.r.prepareCreate != nil {
 		s.r.prepareCreate(obj)
+	}
+	if s.r.prepareCreateCtx != nil {
+		s.r.prepareCreateCtx(ctx, obj)
 	}
 }
 
