@@ -5,6 +5,7 @@ import (
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
+	csradmission "github.com/orch/orch/server/admission/certificates"
 	"github.com/orch/orch/server/admission/defaultingressclass"
 	"github.com/orch/orch/server/admission/rbacescalation"
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
@@ -25,6 +26,9 @@ func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, e
 		saadmission.New(satoken.StoreObjects{Store: store}),
 		defaultingressclass.New(store),
 		rbacescalation.New(parts.authz.authz, parts.authz.resolver),
+		csradmission.NewApproval(parts.authz.authz),
+		csradmission.NewSigning(parts.authz.authz),
+		csradmission.SubjectRestriction{},
 		parts.hooks.Mutating(),
 		parts.hooks.Validating(),
 	)

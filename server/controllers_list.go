@@ -10,6 +10,7 @@ import (
 
 	"github.com/orch/orch/server/controllers/clusterroleaggregation"
 	"github.com/orch/orch/server/controllers/cronjob"
+	"github.com/orch/orch/server/controllers/csrsigning"
 	"github.com/orch/orch/server/controllers/daemonset"
 	"github.com/orch/orch/server/controllers/deployment"
 	"github.com/orch/orch/server/controllers/disruption"
@@ -69,6 +70,7 @@ func sharedControllers() []sharedController {
 			return serviceaccount.NewTokens(kc, kc.Options.IssueLegacyToken, kc.Options.ClusterCAPEM)
 		}},
 		{"clusterrole-aggregation", func(kc *kit.Context) (runner, error) { return clusterroleaggregation.New(kc) }},
+		{"csrsigning", func(kc *kit.Context) (runner, error) { return csrsigning.New(kc, kc.Options.SignCSR) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

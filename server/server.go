@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	inproc, err := startInProcess(cfg, api, parts, controllerTLS{caPEM: bundle.CAPEM(), sa: sa}, log)
+	inproc, err := startInProcess(cfg, api, parts, controllerTLS{caPEM: bundle.CAPEM(), sa: sa, signCSR: bundle.SignRequest}, log)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
-				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy}, log)
+				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy, SignCSR: tls.signCSR}, log)
 		}})
 	}
 	crdLoop, stopCRDs, err := parts.crds.start(loopback, log)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"crypto/x509"
 	"fmt"
+	"time"
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/internal/pki"
@@ -52,4 +54,6 @@ func (t *saTokens) issueLegacy(namespace, saName, saUID, secretName string) (str
 type controllerTLS struct {
 	caPEM []byte
 	sa    *saTokens
+	// signCSR signs CertificateSigningRequests with the cluster CA.
+	signCSR func(req *x509.CertificateRequest, ttl time.Duration, keyUsage x509.KeyUsage, extUsage []x509.ExtKeyUsage) ([]byte, error)
 }

@@ -42,6 +42,7 @@ func TestKubectl(t *testing.T) {
 		{"RBAC", testRBAC},
 		{"CustomResourceDefinitions", testCRD},
 		{"ServerSideApply", testServerSideApply},
+		{"CertificateSigningRequests", testCSR},
 	}
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range tests {

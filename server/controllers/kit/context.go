@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"crypto/x509"
 	"time"
 
 	"go.uber.org/zap"
@@ -47,6 +48,9 @@ type Options struct {
 	// IssueLegacyToken signs the token of a kubernetes.io/service-account-token
 	// Secret (the tokens controller); nil disables that controller.
 	IssueLegacyToken func(namespace, saName, saUID, secretName string) (string, error)
+	// SignCSR signs an approved CertificateSigningRequest's request with
+	// the cluster CA (the CSR signer); nil disables that controller.
+	SignCSR func(req *x509.CertificateRequest, ttl time.Duration, keyUsage x509.KeyUsage, extUsage []x509.ExtKeyUsage) ([]byte, error)
 }
 
 // New builds a Context over client. Call Start once every controller has

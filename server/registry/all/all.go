@@ -9,6 +9,7 @@ import (
 	"github.com/orch/orch/server/registry/apiextensions"
 	"github.com/orch/orch/server/registry/apiregistration"
 	"github.com/orch/orch/server/registry/autoscaling"
+	"github.com/orch/orch/server/registry/certificates"
 	"github.com/orch/orch/server/registry/clusterconfig"
 	"github.com/orch/orch/server/registry/rbac"
 )
@@ -21,6 +22,7 @@ func Groups() []registry.Group {
 		apiextensions.Group(),
 		admissionregistration.Group(),
 		autoscaling.Group(),
+		certificates.Group(),
 		clusterconfig.Group(),
 		rbac.Group(),
 	}

@@ -1,0 +1,112 @@
+package certificates
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orch/orch/server/admission"
+	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/registry/certificates"
+)
+
+var csrResource = schema.GroupResource{Group: certificatesv1.GroupName, Resource: "certificatesigningrequests"}
+
+// Approval is the CertificateApproval plug-in.
+type Approval struct{ authz auth.Authorizer }
+
+// Signing is the CertificateSigning plug-in.
+type Signing struct{ authz auth.Authorizer }
+
+// SubjectRestriction is the CertificateSubjectRestriction plug-in.
+type SubjectRestriction struct{}
+
+var (
+	_ admission.Validator = Approval{}
+	_ admission.Validator = Signing{}
+	_ admission.Validator = SubjectRestriction{}
+)
+
+// NewApproval and NewSigning check signer permissions with authz.
+func NewApproval(authz auth.Authorizer) Approval { return Approval{authz} }
+func NewSigning(authz auth.Authorizer) Signing   { return Signing{authz} }
+
+func (Approval) Name() string                        { return "CertificateApproval" }
+func (Signing) Name() string                         { return "CertificateSigning" }
+func (SubjectRestriction) Name() string              { return "CertificateSubjectRestriction" }
+func (Approval) Handles(op admission.Operation) bool { return op == admission.Update }
+func (Signing) Handles(op admission.Operation) bool  { return op == admission.Update }
+func (SubjectRestriction) Handles(op admission.Operation) bool {
+	return op == admission.Create
+}
+
+func csrs(a *admission.Attributes, sub string) (*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequest, bool) {
+	if a.Resource.GroupResource() != csrResource || a.Subresource != sub {
+		return nil, nil, false
+	}
+	c, ok1 := a.Object.(*certificatesv1.CertificateSigningRequest)
+	old, _ := a.OldObject.(*certificatesv1.CertificateSigningRequest)
+	return c, old, ok1
+}
+
+// Validate: updates of the approval subresource need approve on the signer.
+func (p Approval) Validate(ctx context.Context, a *admission.Attributes) error {
+	c, _, ok := csrs(a, "approval")
+	if !ok {
+		return nil
+	}
+	return allowedFor(ctx, p.authz, a.User, "approve", c)
+}
+
+// Validate: a status update that changes the certificate needs sign on
+// the signer.
+func (p Signing) Validate(ctx context.Context, a *admission.Attributes) error {
+	c, old, ok := csrs(a, "status")
+	if !ok || (old != nil && bytes.Equal(old.Status.Certificate, c.Status.Certificate)) {
+		return nil
+	}
+	return allowedFor(ctx, p.authz, a.User, "sign", c)
+}
+
+// Validate refuses kube-apiserver-client requests for system:masters.
+func (SubjectRestriction) Validate(_ context.Context, a *admission.Attributes) error {
+	c, _, ok := csrs(a, "")
+	if !ok || c.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
+		return nil
+	}
+	req, err := certificates.ParseRequest(c.Spec.Request)
+	if err != nil {
+		return apierrors.NewForbidden(csrResource, c.Name, fmt.Errorf("failed to parse CSR: %w", err))
+	}
+	if slices.Contains(req.Subject.Organization, auth.GroupMasters) {
+		return apierrors.NewForbidden(csrResource, c.Name,
+			fmt.Errorf("use of %s signer with system:masters group is not allowed", certificatesv1.KubeAPIServerClientSignerName))
+	}
+	return nil
+}
+
+// allowedFor checks verb on signers/<signer> or signers/<domain>/*.
+func allowedFor(ctx context.Context, authz auth.Authorizer, u *auth.User, verb string, c *certificatesv1.CertificateSigningRequest) error {
+	signer := c.Spec.SignerName
+	if u == nil {
+		return apierrors.NewForbidden(csrResource, c.Name, fmt.Errorf("no user"))
+	}
+	names := []string{signer}
+	if domain, _, ok := strings.Cut(signer, "/"); ok {
+		names = append(names, domain+"/*")
+	}
+	for _, n := range names {
+		ok, _, err := authz.Authorize(ctx, auth.Attributes{User: u, Verb: verb, APIGroup: certificatesv1.GroupName,
+			Resource: "signers", Name: n, IsResource: true})
+		if err == nil && ok {
+			return nil
+		}
+	}
+	return apierrors.NewForbidden(csrResource, c.Name, fmt.Errorf("user not permitted to %s requests with signerName %q", verb, signer))
+}

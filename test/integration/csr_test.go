@@ -1,0 +1,171 @@
+package integration
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/orch/orch/test/testutil"
+)
+
+// newCSRPEM makes a key and a PEM certificate request for cn/orgs.
+func newCSRPEM(t *testing.T, cn string, orgs []string, dns ...string) (csrPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err, "key")
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: cn, Organization: orgs}, DNSNames: dns}, key)
+	must(t, err, "csr")
+	kder, err := x509.MarshalECPrivateKey(key)
+	must(t, err, "key der")
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+func newCSR(name string, req []byte, usages ...certificatesv1.KeyUsage) *certificatesv1.CertificateSigningRequest {
+	return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: certificatesv1.CertificateSigningRequestSpec{Request: req, SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			Usages: usages, ExpirationSeconds: ptr.To(int32(3600))}}
+}
+
+func approve(c *certificatesv1.CertificateSigningRequest) *certificatesv1.CertificateSigningRequest {
+	c = c.DeepCopy()
+	c.Status.Conditions = append(c.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "ITApprove", Message: "approved by the test"})
+	return c
+}
+
+// TestCertificateSigningRequests: a user asks for a client certificate,
+// the API records who asked, only those allowed to approve for the signer
+// may approve, the signer issues a certificate of the cluster CA with the
+// requested subject and lifetime, and that certificate authenticates.
+// Requests for system:masters, with SANs or server usages, or malformed
+// are refused or failed.
+func TestCertificateSigningRequests(t *testing.T) {
+	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--disable-agent"}})
+	ctx := ctxT(t)
+	ns := newNamespace(t, s.Clientset)
+	bot := newRBACSubject(t, s, ns, "requester")
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "it-csr-" + ns}, Rules: []rbacv1.PolicyRule{
+		{Verbs: []string{"create", "get", "list", "watch"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}},
+		{Verbs: []string{"update"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests/approval"}}}}
+	_, err := s.Clientset.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+	must(t, err, "role")
+	_, err = s.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}, Subjects: []rbacv1.Subject{bot.subject()}}, metav1.CreateOptions{})
+	must(t, err, "binding")
+	botCSRs := bot.cs.CertificatesV1().CertificateSigningRequests()
+	adminCSRs := s.Clientset.CertificatesV1().CertificateSigningRequests()
+
+	req, key := newCSRPEM(t, "jane", []string{"devs"})
+	name := "it-jane-" + ns
+	var csr *certificatesv1.CertificateSigningRequest
+	waitFor(t, "the requester's binding", func() error {
+		csr, err = botCSRs.Create(ctx, newCSR(name, req, certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature), metav1.CreateOptions{})
+		return err
+	})
+	t.Cleanup(func() { _ = adminCSRs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	if csr.Spec.Username != bot.user || !slices.Contains(csr.Spec.Groups, "system:serviceaccounts") || len(csr.Status.Conditions) != 0 ||
+		len(csr.ManagedFields) != 1 {
+		t.Fatalf("created request: spec %+v status %+v", csr.Spec, csr.Status)
+	}
+	_, err = botCSRs.UpdateApproval(ctx, name, approve(csr), metav1.UpdateOptions{})
+	if st := wantCode(t, err, 403, "approval without approve on the signer"); !strings.Contains(st.Message,
+		`user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"`) {
+		t.Fatalf("message %q", st.Message)
+	}
+	_, err = adminCSRs.UpdateApproval(ctx, name, approve(csr), metav1.UpdateOptions{})
+	must(t, err, "approve")
+	var certPEM []byte
+	waitFor(t, "the certificate", func() error {
+		c, err := adminCSRs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if certPEM = c.Status.Certificate; len(certPEM) == 0 {
+			return fmt.Errorf("no certificate yet: %+v", c.Status.Conditions)
+		}
+		return nil
+	})
+	checkIssued(t, s, certPEM, key)
+	t.Run("refused and failed requests", func(t *testing.T) { testBadCSRs(t, s) })
+}
+
+// checkIssued: the certificate chains to the cluster CA, carries the
+// requested subject and lifetime, and authenticates as jane/devs.
+func checkIssued(t *testing.T, s *testutil.Server, certPEM, keyPEM []byte) {
+	blk, _ := pem.Decode(certPEM)
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	must(t, err, "parse certificate")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.Config.CAData)
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("issued certificate does not chain to the cluster CA: %v", err)
+	}
+	if life := cert.NotAfter.Sub(time.Now()); cert.Subject.CommonName != "jane" || life > time.Hour || life < 50*time.Minute {
+		t.Fatalf("issued certificate: subject %v, valid for %v", cert.Subject, life)
+	}
+	cfg := anonConfig(s)
+	cfg.CertData, cfg.KeyData = certPEM, keyPEM
+	cs, err := kubernetes.NewForConfig(cfg)
+	must(t, err, "client")
+	ssr, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctxT(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	must(t, err, "whoami with the issued certificate")
+	if u := ssr.Status.UserInfo; u.Username != "jane" || !slices.Contains(u.Groups, "devs") {
+		t.Fatalf("authenticated as %+v", u)
+	}
+}
+
+func testBadCSRs(t *testing.T, s *testutil.Server) {
+	ctx := ctxT(t)
+	csrs := s.Clientset.CertificatesV1().CertificateSigningRequests()
+	masters, _ := newCSRPEM(t, "root", []string{"system:masters"})
+	_, err := csrs.Create(ctx, newCSR("it-masters", masters, certificatesv1.UsageClientAuth), metav1.CreateOptions{})
+	if st := wantCode(t, err, 403, "a system:masters client certificate"); !strings.Contains(st.Message, "system:masters group is not allowed") {
+		t.Fatalf("message %q", st.Message)
+	}
+	_, err = csrs.Create(ctx, newCSR("it-garbage", []byte("not a request"), certificatesv1.UsageClientAuth), metav1.CreateOptions{})
+	wantField(t, err, "spec.request")
+	good, _ := newCSRPEM(t, "x", nil)
+	_, err = csrs.Create(ctx, newCSR("it-nousage", good), metav1.CreateOptions{})
+	wantField(t, err, "spec.usages")
+	withSAN, _ := newCSRPEM(t, "svc", nil, "svc.example.com")
+	for name, c := range map[string]*certificatesv1.CertificateSigningRequest{
+		"it-server": newCSR("it-server", good, certificatesv1.UsageServerAuth),
+		"it-san":    newCSR("it-san", withSAN, certificatesv1.UsageClientAuth),
+	} {
+		created, err := csrs.Create(ctx, c, metav1.CreateOptions{})
+		must(t, err, "create %s", name)
+		t.Cleanup(func() { _ = csrs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+		_, err = csrs.UpdateApproval(ctx, name, approve(created), metav1.UpdateOptions{})
+		must(t, err, "approve %s", name)
+		waitFor(t, name+" to fail", func() error {
+			got, err := csrs.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, cd := range got.Status.Conditions {
+				if cd.Type == certificatesv1.CertificateFailed && cd.Reason == "SignerValidationFailure" && len(got.Status.Certificate) == 0 {
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		})
+	}
+}
