@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -26,6 +27,7 @@ type SliceController struct {
 	slices    discoverylisters.EndpointSliceLister
 	endpoints corelisters.EndpointsLister
 	extra     []cache.InformerSynced
+	created   createdSlices
 }
 
 // NewSlices registers the informers and handlers on kc.
@@ -37,8 +39,10 @@ func NewSlices(kc *kit.Context) (*SliceController, error) {
 	sl, eps := kc.Informers.Discovery().V1().EndpointSlices(), kc.Informers.Core().V1().Endpoints()
 	c := &SliceController{base: b, client: kc.Client, slices: sl.Lister(), endpoints: eps.Lister(),
 		extra: []cache.InformerSynced{sl.Informer().HasSynced, eps.Informer().HasSynced}}
-	// Slices changed by others, and Endpoints of selector-less Services.
+	// Slices changed by others (or ours reaching the cache), and Endpoints
+	// of selector-less Services.
 	if _, err := sl.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueueOwner(obj) },
 		UpdateFunc: func(_, obj any) { c.enqueueOwner(obj) }, DeleteFunc: func(obj any) { c.enqueueOwner(obj) },
 	}); err != nil {
 		return nil, err
@@ -79,6 +83,10 @@ func (c *SliceController) sync(ctx context.Context, key string) error {
 		discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: managedBy}))
 	if err != nil {
 		return err
+	}
+	if c.created.pending(key, existing, time.Now()) {
+		c.queue.AddAfter(key, 100*time.Millisecond) // the cache lags behind our own creates
+		return nil
 	}
 	sort.Slice(existing, func(i, j int) bool { return existing[i].Name < existing[j].Name })
 	return c.reconcile(ctx, svc, managedBy, want, existing)
@@ -124,9 +132,11 @@ func (c *SliceController) reconcile(ctx context.Context, svc *corev1.Service, ma
 		}
 		s := &discoveryv1.EndpointSlice{ObjectMeta: sliceMeta(svc, managedBy), AddressType: discoveryv1.AddressTypeIPv4,
 			Ports: d.ports, Endpoints: append([]discoveryv1.Endpoint{}, d.endpoints...)}
-		if _, err := api.Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		created, err := api.Create(ctx, s, metav1.CreateOptions{})
+		if err != nil {
 			return fmt.Errorf("creating EndpointSlice for %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
+		c.created.add(svc.Namespace+"/"+svc.Name, created.Name, time.Now())
 	}
 	for _, s := range existing[min(len(want), len(existing)):] {
 		if err := api.Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
