@@ -1,16 +1,22 @@
 package server
 
 import (
+	"fmt"
+
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
 	csradmission "github.com/orch/orch/server/admission/certificates"
 	"github.com/orch/orch/server/admission/defaultingressclass"
+	"github.com/orch/orch/server/admission/policy"
 	"github.com/orch/orch/server/admission/rbacescalation"
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
 	"github.com/orch/orch/server/admission/webhook"
 	"github.com/orch/orch/server/aggregator"
+	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/auth/satoken"
 )
 
@@ -30,6 +36,7 @@ func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, e
 		csradmission.NewSigning(parts.authz.authz),
 		csradmission.SubjectRestriction{},
 		parts.hooks.Mutating(),
+		parts.policies,
 		parts.hooks.Validating(),
 	)
 }
@@ -38,9 +45,25 @@ func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, e
 // the loopback client exists: authorization (node graph, RBAC), custom
 // resources, and the webhook configurations.
 type parts struct {
-	authz *authorization
-	crds  *customResources
-	hooks *webhook.Dispatcher
+	authz    *authorization
+	crds     *customResources
+	hooks    *webhook.Dispatcher
+	policies *policy.Plugin
+}
+
+// startPolicies starts the ValidatingAdmissionPolicy plug-in over the
+// loopback clients; the returned func stops it.
+func startPolicies(p *policy.Plugin, client kubernetes.Interface, loopback *rest.Config, authz auth.Authorizer) (func(), error) {
+	dyn, err := dynamic.NewForConfig(loopback)
+	if err != nil {
+		return nil, fmt.Errorf("policy dynamic client: %w", err)
+	}
+	stop := make(chan struct{})
+	if err := p.Start(client, dyn, authz, stop); err != nil {
+		close(stop)
+		return nil, err
+	}
+	return func() { close(stop) }, nil
 }
 
 // startWebhooks feeds the webhook dispatcher its configurations and the

@@ -23,6 +23,7 @@ import (
 	"github.com/orch/orch/internal/pki"
 	"github.com/orch/orch/internal/restconfig"
 	"github.com/orch/orch/internal/version"
+	"github.com/orch/orch/server/admission/policy"
 	"github.com/orch/orch/server/admission/webhook"
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
@@ -58,7 +59,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
-	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz)}
+	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(all.NewScheme())}
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
@@ -171,8 +172,15 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	loops = append(loops, crdLoop)
 	stopAuthz := parts.authz.start(loopClient)
 	stopHooks := startWebhooks(parts.hooks, loopClient)
+	stopPolicies, err := startPolicies(parts.policies, loopClient, loopback, parts.authz.authz)
+	if err != nil {
+		stopHooks()
+		stopCRDs()
+		stopAuthz()
+		return nil, err
+	}
 	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log),
-		stop: func() { stopHooks(); stopCRDs(); stopAuthz() }}, nil
+		stop: func() { stopPolicies(); stopHooks(); stopCRDs(); stopAuthz() }}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,

@@ -26,7 +26,8 @@ func (a authorizerAdapter) Authorize(ctx context.Context, attrs authorizer.Attri
 	return authorizer.DecisionAllow, reason, nil
 }
 
-func userInfo(u *auth.User) user.Info {
+// UserInfo is u as upstream's user.Info.
+func UserInfo(u *auth.User) user.Info {
 	if u == nil {
 		return &user.DefaultInfo{}
 	}
@@ -38,4 +39,9 @@ func fromUserInfo(u user.Info) *auth.User {
 		return &auth.User{}
 	}
 	return &auth.User{Name: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: u.GetExtra()}
+}
+
+// Authorizer is orch's authorizer as upstream's, for upstream plug-ins.
+func Authorizer(authz auth.Authorizer) authorizer.UnconditionalAuthorizer {
+	return authorizerAdapter{authz}
 }

@@ -71,7 +71,7 @@ func Match(ctx context.Context, m matchconditions.Matcher, a *admission.Attribut
 // Versioned is a as upstream's admission attributes.
 func Versioned(a *admission.Attributes) *upstream.VersionedAttributes {
 	rec := upstream.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource, a.Subresource,
-		upstream.Operation(a.Operation), a.Options, a.DryRun, userInfo(a.User))
+		upstream.Operation(a.Operation), a.Options, a.DryRun, UserInfo(a.User))
 	v := &upstream.VersionedAttributes{Attributes: rec, VersionedKind: a.Kind}
 	if a.Object != nil {
 		v.VersionedObject = upstream.NewLazyObject(a.Object)

@@ -55,7 +55,7 @@ func resources(registry.Config) []*registry.Resource {
 				},
 			}},
 	}
-	return registry.BuildAll(defs...)
+	return registry.BuildAll(append(defs, policyDefs(gv)...)...)
 }
 
 // common are the fields mutating and validating webhooks share.
