@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,9 +37,17 @@ func init() {
 // webhookServer is a TLS admission webhook on loopback: /validate denies
 // ConfigMaps labelled deny=yes, /mutate adds the label mutated=yes.
 type webhookServer struct {
-	srv   *httptest.Server
-	caPEM []byte
-	calls chan string
+	srv     *httptest.Server
+	caPEM   []byte
+	calls   chan string
+	mu      sync.Mutex
+	version string // apiVersion of the last review
+}
+
+func (w *webhookServer) lastVersion() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.version
 }
 
 func newWebhookServer(t *testing.T, dnsName string) *webhookServer {
@@ -74,7 +83,13 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "bad review", http.StatusBadRequest)
 		return
 	}
-	w.calls <- r.URL.Path
+	w.mu.Lock()
+	w.version = review.APIVersion
+	w.mu.Unlock()
+	select {
+	case w.calls <- r.URL.Path:
+	default:
+	}
 	var obj struct {
 		Metadata metav1.ObjectMeta `json:"metadata"`
 	}
@@ -171,6 +186,7 @@ func testAdmissionWebhooks(t *testing.T, s *testutil.Server) {
 	t.Run("mutating by service", func(t *testing.T) { testMutatingByService(t, s, hs, ns, svcName) })
 	t.Run("failure policy", func(t *testing.T) { testFailurePolicy(t, s, hs, ns) })
 	t.Run("reinvocation", func(t *testing.T) { testReinvocation(t, s, hs, ns) })
+	t.Run("AdmissionReview v1beta1", func(t *testing.T) { testReviewV1beta1(t, s, hs) })
 	t.Run("bad configurations", func(t *testing.T) { testBadWebhookConfigs(t, s) })
 }
 
@@ -318,6 +334,36 @@ func testReinvocation(t *testing.T, s *testutil.Server, hs *webhookServer, ns st
 			}
 			return nil
 		})
+	}
+}
+
+// testReviewV1beta1: a webhook that only speaks AdmissionReview v1beta1
+// gets v1beta1 reviews and its answers count.
+func testReviewV1beta1(t *testing.T, s *testutil.Server, hs *webhookServer) {
+	ctx := ctxT(t)
+	ns := newNamespace(t, s.Clientset)
+	vwcs := s.Clientset.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	c := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "it-beta-" + ns},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "beta.it.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: hs.url("/validate"), CABundle: hs.caPEM},
+			Rules:        configMapRule(), NamespaceSelector: nsSelector(ns),
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1beta1"}}}}
+	_, err := vwcs.Create(ctx, c, metav1.CreateOptions{})
+	must(t, err, "create v1beta1 config")
+	t.Cleanup(func() { _ = vwcs.Delete(ctxT(t), c.Name, metav1.DeleteOptions{}) })
+	cms := s.Clientset.CoreV1().ConfigMaps(ns)
+	waitFor(t, "the v1beta1 webhook to deny", func() error {
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "b-", Labels: map[string]string{"deny": "yes"}}}, metav1.CreateOptions{})
+		if err == nil {
+			return errString("created")
+		}
+		if !strings.Contains(err.Error(), `admission webhook "beta.it.example.com" denied the request`) {
+			t.Fatalf("denial: %v", err)
+		}
+		return nil
+	})
+	if v := hs.lastVersion(); v != "admission.k8s.io/v1beta1" {
+		t.Fatalf("the webhook got a %s review", v)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -16,18 +15,32 @@ import (
 // Resolver finds a ready endpoint of a Service port.
 type Resolver = webhookclient.Resolver
 
-// call POSTs review to the webhook and returns its response.
-func (d *Dispatcher) call(ctx context.Context, cc admissionregistrationv1.WebhookClientConfig, timeout time.Duration,
-	review *admissionv1.AdmissionReview) (*admissionv1.AdmissionResponse, error) {
-	body, err := json.Marshal(review)
+// call POSTs review to the webhook of h, as the AdmissionReview version
+// it speaks (v1 and v1beta1 have the same fields), and returns its
+// response.
+func (d *Dispatcher) call(ctx context.Context, h hook, review *admissionv1.AdmissionReview) (*admissionv1.AdmissionResponse, error) {
+	r := *review
+	r.APIVersion = h.review
+	body, err := json.Marshal(&r)
 	if err != nil {
 		return nil, err
 	}
-	data, err := d.client.Post(ctx, clientConfig(cc), timeout, body)
+	data, err := d.client.Post(ctx, clientConfig(h.cc), h.timeout, body)
 	if err != nil {
 		return nil, err
 	}
-	return decodeResponse(data, review.Request.UID)
+	return decodeResponse(data, review.Request.UID, h.review)
+}
+
+// reviewVersion is the first AdmissionReview version of the webhook's
+// list that orch speaks (admission.k8s.io/v1 or v1beta1).
+func reviewVersion(versions []string) string {
+	for _, v := range versions {
+		if v == "v1" || v == "v1beta1" {
+			return "admission.k8s.io/" + v
+		}
+	}
+	return "admission.k8s.io/v1"
 }
 
 func clientConfig(cc admissionregistrationv1.WebhookClientConfig) webhookclient.Config {
@@ -37,7 +50,7 @@ func clientConfig(cc admissionregistrationv1.WebhookClientConfig) webhookclient.
 	}
 	return out
 }
-func decodeResponse(data []byte, uid any) (*admissionv1.AdmissionResponse, error) {
+func decodeResponse(data []byte, uid any, version string) (*admissionv1.AdmissionResponse, error) {
 	var out admissionv1.AdmissionReview
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("received invalid webhook response: %w", err)
@@ -45,8 +58,8 @@ func decodeResponse(data []byte, uid any) (*admissionv1.AdmissionResponse, error
 	if out.Response == nil {
 		return nil, errors.New("webhook response was absent")
 	}
-	if out.APIVersion != "admission.k8s.io/v1" || out.Kind != "AdmissionReview" {
-		return nil, fmt.Errorf("expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got %s, Kind=%s", out.APIVersion, out.Kind)
+	if out.APIVersion != version || out.Kind != "AdmissionReview" {
+		return nil, fmt.Errorf("expected webhook response of %s, Kind=AdmissionReview, got %s, Kind=%s", version, out.APIVersion, out.Kind)
 	}
 	if fmt.Sprint(out.Response.UID) != fmt.Sprint(uid) {
 		return nil, fmt.Errorf("expected response.uid=%q, got %q", uid, out.Response.UID)

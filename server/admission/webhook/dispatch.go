@@ -92,19 +92,21 @@ type hook struct {
 	kind        string // "admit" or "validating"
 	key         string // identifies the compiled conditions
 	reinvoke    bool   // reinvocationPolicy IfNeeded (mutating)
+	review      string // the AdmissionReview apiVersion it speaks
 }
 
 func mutatingHook(cfg *admissionregistrationv1.MutatingWebhookConfiguration, w *admissionregistrationv1.MutatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
 		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "admit",
 		"m/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name,
-		w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy}
+		w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy,
+		reviewVersion(w.AdmissionReviewVersions)}
 }
 
 func validatingHook(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, w *admissionregistrationv1.ValidatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
 		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "validating",
-		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name, false}
+		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name, false, reviewVersion(w.AdmissionReviewVersions)}
 }
 
 func timeoutOf(s *int32) time.Duration {
@@ -274,7 +276,7 @@ func (d *Dispatcher) ask(ctx context.Context, h hook, a *admission.Attributes, r
 	if err := dryRunAllowed(h, a); err != nil {
 		return nil, err
 	}
-	resp, err := d.call(ctx, h.cc, h.timeout, review)
+	resp, err := d.call(ctx, h, review)
 	if err != nil {
 		return nil, d.failure(h, err)
 	}
