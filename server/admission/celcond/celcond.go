@@ -3,6 +3,7 @@ package celcond
 import (
 	"context"
 	"strings"
+	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,12 +18,19 @@ import (
 
 // Compiler compiles match conditions; build one and share it.
 type Compiler struct {
+	once sync.Once
 	cond plugincel.ConditionCompiler
 }
 
-// New builds the compiler over the base CEL environment.
-func New() *Compiler {
-	return &Compiler{cond: plugincel.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))}
+// New returns the compiler; the CEL environment is built on first use
+// (clusters without matchConditions never pay for it).
+func New() *Compiler { return &Compiler{} }
+
+func (c *Compiler) compiler() plugincel.ConditionCompiler {
+	c.once.Do(func() {
+		c.cond = plugincel.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	})
+	return c.cond
 }
 
 var declarations = plugincel.OptionalVariableDeclarations{HasParams: false, HasAuthorizer: true}
@@ -59,7 +67,7 @@ func (c *Compiler) Matcher(conds []admissionregistrationv1.MatchCondition, fp *a
 	if fp != nil {
 		policy = *fp
 	}
-	return matchconditions.NewMatcher(c.cond.CompileCondition(exprs, declarations, environment.StoredExpressions), &policy, "webhook", kind, name)
+	return matchconditions.NewMatcher(c.compiler().CompileCondition(exprs, declarations, environment.StoredExpressions), &policy, "webhook", kind, name)
 }
 
 // Match evaluates m on the request a, with authz for the authorizer
