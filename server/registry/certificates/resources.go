@@ -76,18 +76,7 @@ func prepareCreate(ctx context.Context, o runtime.Object) {
 func prepareStatus(o, old runtime.Object) {
 	c, prev := csrOf(o), csrOf(old)
 	c.Spec = prev.Spec
-	var conds []certificatesv1.CertificateSigningRequestCondition
-	for _, cd := range prev.Status.Conditions {
-		if isApproval(cd.Type) {
-			conds = append(conds, cd)
-		}
-	}
-	for _, cd := range c.Status.Conditions {
-		if !isApproval(cd.Type) {
-			conds = append(conds, cd)
-		}
-	}
-	c.Status.Conditions = stamp(conds, prev.Status.Conditions)
+	c.Status.Conditions = stamp(merge(prev.Status.Conditions, c.Status.Conditions), prev.Status.Conditions)
 }
 
 // approval is the approval subresource: only the Approved and Denied
@@ -98,22 +87,28 @@ func (approval) PrepareForUpdate(_ context.Context, o, old runtime.Object) {
 	c, prev := csrOf(o), csrOf(old)
 	c.Spec = prev.Spec
 	c.Status.Certificate = prev.Status.Certificate
-	var conds []certificatesv1.CertificateSigningRequestCondition
-	for _, cd := range c.Status.Conditions {
-		if isApproval(cd.Type) {
-			conds = append(conds, cd)
-		}
-	}
-	for _, cd := range prev.Status.Conditions {
-		if !isApproval(cd.Type) {
-			conds = append(conds, cd)
-		}
-	}
-	c.Status.Conditions = stamp(conds, prev.Status.Conditions)
+	c.Status.Conditions = stamp(merge(c.Status.Conditions, prev.Status.Conditions), prev.Status.Conditions)
 }
 
 func (approval) ValidateUpdate(_ context.Context, o, old runtime.Object) field.ErrorList {
 	return validateUpdate(csrOf(o), csrOf(old))
+}
+
+// merge is the Approved and Denied conditions of approvals followed by
+// the other conditions of others.
+func merge(approvals, others []certificatesv1.CertificateSigningRequestCondition) []certificatesv1.CertificateSigningRequestCondition {
+	var out []certificatesv1.CertificateSigningRequestCondition
+	for _, cd := range approvals {
+		if isApproval(cd.Type) {
+			out = append(out, cd)
+		}
+	}
+	for _, cd := range others {
+		if !isApproval(cd.Type) {
+			out = append(out, cd)
+		}
+	}
+	return out
 }
 
 func isApproval(t certificatesv1.RequestConditionType) bool {
