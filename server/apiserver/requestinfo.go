@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orch/orch/server/auth"
@@ -22,6 +24,11 @@ type requestInfo struct {
 	Resource    string
 	Subresource string
 	Name        string
+	// selectedName is the name a list or watch selects with the field
+	// selector metadata.name=<name>: authorization sees it as the name,
+	// as upstream's RequestInfo does (RBAC resourceNames then cover
+	// single-object informers).
+	selectedName string
 	// extraParts is set when the path has more segments than
 	// resource/name/subresource: such paths are not served.
 	extraParts bool
@@ -81,7 +88,28 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	}
 	info.extraParts = len(parts) > 3
 	info.Verb = refineVerb(info, r, watchPath)
+	if info.Name == "" && (info.Verb == "list" || info.Verb == "watch") {
+		info.selectedName = selectedName(r)
+	}
 	return info
+}
+
+// selectedName is the metadata.name a list's field selector requires
+// exactly, if it is a valid name.
+func selectedName(r *http.Request) string {
+	fs := r.URL.Query().Get("fieldSelector")
+	if fs == "" {
+		return ""
+	}
+	sel, err := fields.ParseSelector(fs)
+	if err != nil {
+		return ""
+	}
+	name, ok := sel.RequiresExactMatch("metadata.name")
+	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+		return ""
+	}
+	return name
 }
 
 func refineVerb(info *requestInfo, r *http.Request, watchPath bool) string {
@@ -121,9 +149,13 @@ func (i *requestInfo) attributes(u *auth.User) auth.Attributes {
 	if !i.IsResource {
 		return auth.Attributes{User: u, Verb: i.Verb, Path: i.Path}
 	}
+	name := i.Name
+	if name == "" {
+		name = i.selectedName
+	}
 	return auth.Attributes{
 		User: u, Verb: i.Verb, Namespace: i.Namespace, APIGroup: i.APIGroup,
-		Resource: i.Resource, Subresource: i.Subresource, Name: i.Name,
+		Resource: i.Resource, Subresource: i.Subresource, Name: name,
 		Path: i.Path, IsResource: true,
 	}
 }

@@ -61,6 +61,7 @@ func testRBAC(t *testing.T, s *testutil.Server) {
 	t.Run("impersonation", func(t *testing.T) { testImpersonation(t, s, bot, ns) })
 	t.Run("bad objects", func(t *testing.T) { testBadRBACObjects(t, s, ns) })
 	t.Run("default policy", func(t *testing.T) { testDefaultPolicy(t, s, bot) })
+	t.Run("resourceNames cover a single-object list", func(t *testing.T) { testNamedList(t, s, ns) })
 }
 
 func testRoleBindingGrants(t *testing.T, s *testutil.Server, bot rbacSubject, ns, other string) {
@@ -240,6 +241,33 @@ func testBadRBACObjects(t *testing.T, s *testutil.Server, ns string) {
 }
 
 // wantField: a 422 whose message names field.
+// testNamedList: a Role granting list and watch on one named Secret lets
+// its subject list and watch that Secret with fieldSelector
+// metadata.name=<name> (as informers of one object do), not the others.
+func testNamedList(t *testing.T, s *testutil.Server, ns string) {
+	ctx := ctxT(t)
+	reader := newRBACSubject(t, s, ns, "named-reader")
+	_, err := s.Clientset.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"secrets"},
+			ResourceNames: []string{"ca"}}}}, metav1.CreateOptions{})
+	must(t, err, "role")
+	_, err = s.Clientset.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "one-secret"},
+		RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "one-secret"}, Subjects: []rbacv1.Subject{reader.subject()}}, metav1.CreateOptions{})
+	must(t, err, "binding")
+	secrets := reader.cs.CoreV1().Secrets(ns)
+	waitFor(t, "the named list to be allowed", func() error {
+		_, err := secrets.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=ca"})
+		return err
+	})
+	w, err := secrets.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=ca"})
+	must(t, err, "named watch")
+	w.Stop()
+	_, err = secrets.List(ctx, metav1.ListOptions{})
+	wantCode(t, err, 403, "a list of every secret")
+	_, err = secrets.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=other"})
+	wantCode(t, err, 403, "a list of another secret")
+}
+
 func wantField(t *testing.T, err error, field string) {
 	t.Helper()
 	if st := wantCode(t, err, 422, field); !strings.Contains(st.Message, field) {
