@@ -51,15 +51,13 @@ func anyOr(list []string, v string) bool {
 	return false
 }
 
-// resourceMatches: "*" (resources, not subresources), "*/*", "res",
-// "res/sub", "res/*", "*/sub".
+// resourceMatches is upstream's rule (predicates/rules): "res" and "*"
+// match the resource only, "res/sub" and "*/sub" that subresource, "res/*"
+// res and all its subresources, "*/*" everything.
 func resourceMatches(rules []string, res, sub string) bool {
 	for _, r := range rules {
-		rr, rs, hasSub := strings.Cut(r, "/")
-		switch {
-		case !hasSub && sub == "" && (rr == "*" || rr == res):
-			return true
-		case hasSub && sub != "" && (rr == "*" || rr == res) && (rs == "*" || rs == sub):
+		rr, rs, _ := strings.Cut(r, "/")
+		if (rr == "*" || rr == res) && (rs == "*" || rs == sub) {
 			return true
 		}
 	}
