@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
-.PHONY: build test unit cross bench kubectl helm charts clean
+.PHONY: build test unit cross bench kubectl helm charts cert-manager clean
 
 build:
 	$(BUILD) -o $(OUT)/orch .
@@ -41,6 +41,10 @@ helm:
 CHARTS ?= ../shared/charts
 charts:
 	CHARTS=$(abspath $(CHARTS)) $(GO) test -tags charts -count=1 -timeout 30m -v -run TestCharts ./test/e2e/
+
+# cert-manager's programs are built by hand (docs/charts.md): CERT_MANAGER_BIN=<dir>
+cert-manager:
+	CHARTS=$(abspath $(CHARTS)) CERT_MANAGER_BIN=$(abspath $(CERT_MANAGER_BIN)) $(GO) test -tags charts -count=1 -timeout 30m -v -run TestCertManager ./test/e2e/
 
 clean:
 	rm -rf $(OUT)
