@@ -6,7 +6,9 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -35,6 +37,9 @@ func resources(registry.Config) []*registry.Resource {
 		NewList:      registry.NewObjects[certificatesv1.CertificateSigningRequestList](),
 		Subresources: map[string]registry.SubresourceStrategy{"approval": approval{}},
 		Hooks: registry.Hooks{
+			// Any name that is a path segment, as upstream (kubelets name
+			// theirs node-csr-<base64url>).
+			NameFn:           func(string, bool) []string { return nil },
 			PrepareCreateCtx: prepareCreate,
 			PrepareUpdate: func(o, old runtime.Object) {
 				csrOf(o).Spec, csrOf(o).Status = csrOf(old).Spec, csrOf(old).Status
@@ -43,6 +48,7 @@ func resources(registry.Config) []*registry.Resource {
 			ValidateUpdate: func(o, old runtime.Object) field.ErrorList { return validateUpdate(csrOf(o), csrOf(old)) },
 			PrepareStatus:  prepareStatus,
 			ValidateStatus: func(o, old runtime.Object) field.ErrorList { return validateUpdate(csrOf(o), csrOf(old)) },
+			Fields:         func(o runtime.Object, set fields.Set) { set["spec.signerName"] = csrOf(o).Spec.SignerName },
 			Columns: []metav1.TableColumnDefinition{
 				registry.AgeColumn(),
 				registry.Col("SignerName", "string", 0, "The name of the signer"),
@@ -91,7 +97,21 @@ func (approval) PrepareForUpdate(_ context.Context, o, old runtime.Object) {
 }
 
 func (approval) ValidateUpdate(_ context.Context, o, old runtime.Object) field.ErrorList {
-	return validateUpdate(csrOf(o), csrOf(old))
+	return append(validateMeta(csrOf(o), csrOf(old)), validateUpdate(csrOf(o), csrOf(old))...)
+}
+
+// validateMeta is the metadata validation the generic strategy gives the
+// main resource and status (the approval subresource may change labels
+// and annotations too). The API layer checks resourceVersion itself.
+func validateMeta(c, old *certificatesv1.CertificateSigningRequest) field.ErrorList {
+	p := field.NewPath("metadata")
+	errs := apivalidation.ValidateObjectMetaAccessor(c, false, func(string, bool) []string { return nil }, p)
+	for _, e := range apivalidation.ValidateObjectMetaAccessorUpdate(c, old, p) {
+		if e.Field != "metadata.resourceVersion" {
+			errs = append(errs, e)
+		}
+	}
+	return errs
 }
 
 // merge is the Approved and Denied conditions of approvals followed by
