@@ -50,34 +50,44 @@ func csrs(a *admission.Attributes, sub string) (*certificatesv1.CertificateSigni
 	if a.Resource.GroupResource() != csrResource || a.Subresource != sub {
 		return nil, nil, false
 	}
-	c, ok1 := a.Object.(*certificatesv1.CertificateSigningRequest)
+	c, _ := a.Object.(*certificatesv1.CertificateSigningRequest)
 	old, _ := a.OldObject.(*certificatesv1.CertificateSigningRequest)
-	return c, old, ok1
+	return c, old, true
 }
 
-// Validate: updates of the approval subresource need approve on the signer.
+// Validate: updates of the approval subresource need approve on the
+// signer. The stored object's signer counts, as upstream: the body cannot
+// name a signer its writer may approve for.
 func (p Approval) Validate(ctx context.Context, a *admission.Attributes) error {
-	c, _, ok := csrs(a, "approval")
+	_, old, ok := csrs(a, "approval")
 	if !ok {
 		return nil
 	}
-	return allowedFor(ctx, p.authz, a.User, "approve", c)
+	if old == nil {
+		return apierrors.NewForbidden(csrResource, a.Name, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.OldObject))
+	}
+	return allowedFor(ctx, p.authz, a.User, "approve", old)
 }
 
 // Validate: a status update that changes the certificate needs sign on
-// the signer.
+// the stored object's signer.
 func (p Signing) Validate(ctx context.Context, a *admission.Attributes) error {
 	c, old, ok := csrs(a, "status")
-	if !ok || (old != nil && bytes.Equal(old.Status.Certificate, c.Status.Certificate)) {
+	switch {
+	case !ok:
+		return nil
+	case c == nil || old == nil:
+		return apierrors.NewForbidden(csrResource, a.Name, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.OldObject))
+	case bytes.Equal(old.Status.Certificate, c.Status.Certificate):
 		return nil
 	}
-	return allowedFor(ctx, p.authz, a.User, "sign", c)
+	return allowedFor(ctx, p.authz, a.User, "sign", old)
 }
 
 // Validate refuses kube-apiserver-client requests for system:masters.
 func (SubjectRestriction) Validate(_ context.Context, a *admission.Attributes) error {
 	c, _, ok := csrs(a, "")
-	if !ok || c.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
+	if !ok || c == nil || c.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
 		return nil
 	}
 	req, err := certificates.ParseRequest(c.Spec.Request)
