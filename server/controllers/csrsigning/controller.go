@@ -19,13 +19,17 @@ import (
 	"github.com/orch/orch/server/registry/certificates"
 )
 
-// defaultDuration is --cluster-signing-duration's default.
-const defaultDuration = 365 * 24 * time.Hour
+// Certificate lifetimes: --cluster-signing-duration's default, and the
+// floor upstream puts under spec.expirationSeconds (twice the backdate).
+const (
+	defaultDuration = 365 * 24 * time.Hour
+	minDuration     = 10 * time.Minute
+)
 
 // SignFunc signs a verified request with the cluster CA.
 type SignFunc func(req *x509.CertificateRequest, ttl time.Duration, keyUsage x509.KeyUsage, extUsage []x509.ExtKeyUsage) ([]byte, error)
 
-// Controller signs kube-apiserver-client requests.
+// Controller signs the requests of the signers it serves.
 type Controller struct {
 	kc     *kit.Context
 	log    *zap.Logger
@@ -33,6 +37,7 @@ type Controller struct {
 	csrs   certlisters.CertificateSigningRequestLister
 	synced cache.InformerSynced
 	sign   SignFunc
+	checks map[string]checkFunc
 }
 
 // New registers the controller's informer; sign is the CA.
@@ -42,7 +47,7 @@ func New(kc *kit.Context, sign SignFunc) (*Controller, error) {
 	}
 	inf := kc.Informers.Certificates().V1().CertificateSigningRequests()
 	c := &Controller{kc: kc, log: kc.Logger.Named("csrsigning"), q: kit.NewQueue("csrsigning"),
-		csrs: inf.Lister(), synced: inf.Informer().HasSynced, sign: sign}
+		csrs: inf.Lister(), synced: inf.Informer().HasSynced, sign: sign, checks: signers()}
 	add := func(o any) {
 		if k, ok := kit.Key(o); ok {
 			c.q.Add(k)
@@ -71,30 +76,40 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("get csr %q: %w", name, err)
 	}
-	if !pending(csr) {
+	check, ours := c.checks[csr.Spec.SignerName]
+	if !ours || !pending(csr) {
 		return nil
 	}
-	upd := csr.DeepCopy()
-	pem, err := c.issue(csr)
+	req, err := certificates.ParseRequest(csr.Spec.Request)
 	if err != nil {
+		return fmt.Errorf("unable to parse csr %q: %w", name, err)
+	}
+	upd := csr.DeepCopy()
+	if err := check(req, csr.Spec.Usages); err != nil {
 		upd.Status.Conditions = append(upd.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 			Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "SignerValidationFailure",
 			Message: err.Error(), LastUpdateTime: metav1.Now()})
-	} else {
-		upd.Status.Certificate = pem
+		return c.updateStatus(ctx, upd, "adding the failure condition")
 	}
-	_, err = c.kc.Client.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, upd, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	if upd.Status.Certificate, err = c.issue(req, csr); err != nil {
+		return fmt.Errorf("signing csr %q: %w", name, err)
 	}
-	return err
+	return c.updateStatus(ctx, upd, "storing the certificate")
 }
 
-// pending: this signer's, approved, neither failed nor issued.
+func (c *Controller) updateStatus(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, what string) error {
+	_, err := c.kc.Client.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, csr, metav1.UpdateOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s of csr %q: %w", what, csr.Name, err)
+	}
+	return nil
+}
+
+// pending: approved (and not denied), neither failed nor issued.
 func pending(c *certificatesv1.CertificateSigningRequest) bool {
-	if c.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || len(c.Status.Certificate) > 0 {
+	if len(c.Status.Certificate) > 0 {
 		return false
 	}
 	approved := false
@@ -102,29 +117,35 @@ func pending(c *certificatesv1.CertificateSigningRequest) bool {
 		switch {
 		case cd.Type == certificatesv1.CertificateApproved && cd.Status == corev1.ConditionTrue:
 			approved = true
-		case cd.Type == certificatesv1.CertificateDenied || cd.Type == certificatesv1.CertificateFailed:
+		case cd.Type == certificatesv1.CertificateDenied, cd.Type == certificatesv1.CertificateFailed && cd.Status == corev1.ConditionTrue:
 			return false
 		}
 	}
 	return approved
 }
 
-// issue checks the request for this signer and signs it.
-func (c *Controller) issue(csr *certificatesv1.CertificateSigningRequest) ([]byte, error) {
-	req, err := certificates.ParseRequest(csr.Spec.Request)
-	if err != nil {
-		return nil, fmt.Errorf("unable to parse csr %q: %w", csr.Name, err)
-	}
-	if err := validateClient(req, csr.Spec.Usages); err != nil {
-		return nil, err
-	}
+// issue signs req with the usages and lifetime csr asks for.
+func (c *Controller) issue(req *x509.CertificateRequest, csr *certificatesv1.CertificateSigningRequest) ([]byte, error) {
 	ku, ext, err := keyUsages(csr.Spec.Usages)
 	if err != nil {
 		return nil, err
 	}
-	ttl := defaultDuration
-	if s := csr.Spec.ExpirationSeconds; s != nil && time.Duration(*s)*time.Second < ttl {
-		ttl = time.Duration(*s) * time.Second
+	return c.sign(req, duration(csr.Spec.ExpirationSeconds), ku, ext)
+}
+
+// duration is the lifetime of a certificate: spec.expirationSeconds
+// within [10 minutes, a year], a year without it (upstream's signer with
+// --cluster-signing-duration's default). The CA's own end caps it too.
+func duration(expirationSeconds *int32) time.Duration {
+	if expirationSeconds == nil {
+		return defaultDuration
 	}
-	return c.sign(req, ttl, ku, ext)
+	d := time.Duration(*expirationSeconds) * time.Second
+	switch {
+	case d > defaultDuration:
+		return defaultDuration
+	case d < minDuration:
+		return minDuration
+	}
+	return d
 }

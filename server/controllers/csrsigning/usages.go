@@ -2,44 +2,15 @@ package csrsigning
 
 import (
 	"crypto/x509"
-	"errors"
 	"fmt"
+	"slices"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 )
 
-// validateClient is upstream's check of a kube-apiserver-client request:
-// no subject alternative names, client auth, nothing beyond digital
-// signature and key encipherment.
-func validateClient(req *x509.CertificateRequest, usages []certificatesv1.KeyUsage) error {
-	switch {
-	case len(req.DNSNames) > 0:
-		return errors.New("DNS subjectAltNames are not allowed")
-	case len(req.EmailAddresses) > 0:
-		return errors.New("Email subjectAltNames are not allowed")
-	case len(req.IPAddresses) > 0:
-		return errors.New("IP subjectAltNames are not allowed")
-	case len(req.URIs) > 0:
-		return errors.New("URI subjectAltNames are not allowed")
-	}
-	client := false
-	for _, u := range usages {
-		switch u {
-		case certificatesv1.UsageClientAuth:
-			client = true
-		case certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment:
-		default:
-			return fmt.Errorf("invalid usage for client certificate: %s", u)
-		}
-	}
-	if !client {
-		return fmt.Errorf("missing required usage for client certificate: %s", certificatesv1.UsageClientAuth)
-	}
-	return nil
-}
-
-// keyUsages maps a request's usages to x509 key and extended key usages.
-func keyUsages(usages []certificatesv1.KeyUsage) (x509.KeyUsage, []x509.ExtKeyUsage, error) {
+// usageTables are the x509 key and extended key usages of the API's
+// usage names.
+func usageTables() (map[certificatesv1.KeyUsage]x509.KeyUsage, map[certificatesv1.KeyUsage]x509.ExtKeyUsage) {
 	key := map[certificatesv1.KeyUsage]x509.KeyUsage{
 		certificatesv1.UsageSigning: x509.KeyUsageDigitalSignature, certificatesv1.UsageDigitalSignature: x509.KeyUsageDigitalSignature,
 		certificatesv1.UsageContentCommitment: x509.KeyUsageContentCommitment, certificatesv1.UsageKeyEncipherment: x509.KeyUsageKeyEncipherment,
@@ -56,16 +27,28 @@ func keyUsages(usages []certificatesv1.KeyUsage) (x509.KeyUsage, []x509.ExtKeyUs
 		certificatesv1.UsageOCSPSigning: x509.ExtKeyUsageOCSPSigning, certificatesv1.UsageMicrosoftSGC: x509.ExtKeyUsageMicrosoftServerGatedCrypto,
 		certificatesv1.UsageNetscapeSGC: x509.ExtKeyUsageNetscapeServerGatedCrypto,
 	}
+	return key, ext
+}
+
+// keyUsages maps a request's usages to x509 key usages and sorted,
+// distinct extended key usages (upstream's keyUsagesFromStrings).
+func keyUsages(usages []certificatesv1.KeyUsage) (x509.KeyUsage, []x509.ExtKeyUsage, error) {
+	keyUsageOf, extKeyUsageOf := usageTables()
 	var ku x509.KeyUsage
 	var eku []x509.ExtKeyUsage
+	var unknown []certificatesv1.KeyUsage
 	for _, u := range usages {
-		if k, ok := key[u]; ok {
+		if k, ok := keyUsageOf[u]; ok {
 			ku |= k
-		} else if e, ok := ext[u]; ok {
+		} else if e, ok := extKeyUsageOf[u]; ok {
 			eku = append(eku, e)
 		} else {
-			return 0, nil, fmt.Errorf("unrecognized usage: %s", u)
+			unknown = append(unknown, u)
 		}
 	}
-	return ku, eku, nil
+	if len(unknown) > 0 {
+		return 0, nil, fmt.Errorf("unrecognized usage values: %q", unknown)
+	}
+	slices.Sort(eku)
+	return ku, slices.Compact(eku), nil
 }
