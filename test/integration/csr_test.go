@@ -25,12 +25,12 @@ import (
 )
 
 // newCSRPEM makes a key and a PEM certificate request for cn/orgs.
-func newCSRPEM(t *testing.T, cn string, orgs []string, dns ...string) (csrPEM, keyPEM []byte) {
+func newCSRPEM(t *testing.T, cn string, orgs []string) (csrPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(t, err, "key")
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: cn, Organization: orgs}, DNSNames: dns}, key)
+		Subject: pkix.Name{CommonName: cn, Organization: orgs}}, key)
 	must(t, err, "csr")
 	kder, err := x509.MarshalECPrivateKey(key)
 	must(t, err, "key der")
@@ -51,50 +51,23 @@ func approve(c *certificatesv1.CertificateSigningRequest) *certificatesv1.Certif
 	return c
 }
 
-// TestCertificateSigningRequests: a user asks for a client certificate,
-// the API records who asked, only those allowed to approve for the signer
-// may approve, the signer issues a certificate of the cluster CA with the
-// requested subject and lifetime, and that certificate authenticates.
-// Requests for system:masters, with SANs or server usages, or malformed
-// are refused or failed.
-func TestCertificateSigningRequests(t *testing.T) {
-	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--disable-agent"}})
+// grantCluster binds a new ClusterRole of rules to sub for the test.
+func grantCluster(t *testing.T, s *testutil.Server, name string, sub rbacv1.Subject, rules ...rbacv1.PolicyRule) {
+	t.Helper()
 	ctx := ctxT(t)
-	ns := newNamespace(t, s.Clientset)
-	bot := newRBACSubject(t, s, ns, "requester")
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "it-csr-" + ns}, Rules: []rbacv1.PolicyRule{
-		{Verbs: []string{"create", "get", "list", "watch"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}},
-		{Verbs: []string{"update"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests/approval"}}}}
-	_, err := s.Clientset.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
-	must(t, err, "role")
-	_, err = s.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}, Subjects: []rbacv1.Subject{bot.subject()}}, metav1.CreateOptions{})
-	must(t, err, "binding")
-	botCSRs := bot.cs.CertificatesV1().CertificateSigningRequests()
-	adminCSRs := s.Clientset.CertificatesV1().CertificateSigningRequests()
+	_, err := s.Clientset.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
+	must(t, err, "role %s", name)
+	_, err = s.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}, Subjects: []rbacv1.Subject{sub}}, metav1.CreateOptions{})
+	must(t, err, "binding %s", name)
+}
 
-	req, key := newCSRPEM(t, "jane", []string{"devs"})
-	name := "it-jane-" + ns
-	var csr *certificatesv1.CertificateSigningRequest
-	waitFor(t, "the requester's binding", func() error {
-		csr, err = botCSRs.Create(ctx, newCSR(name, req, certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature), metav1.CreateOptions{})
-		return err
-	})
-	t.Cleanup(func() { _ = adminCSRs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
-	if csr.Spec.Username != bot.user || !slices.Contains(csr.Spec.Groups, "system:serviceaccounts") || len(csr.Status.Conditions) != 0 ||
-		len(csr.ManagedFields) != 1 {
-		t.Fatalf("created request: spec %+v status %+v", csr.Spec, csr.Status)
-	}
-	_, err = botCSRs.UpdateApproval(ctx, name, approve(csr), metav1.UpdateOptions{})
-	if st := wantCode(t, err, 403, "approval without approve on the signer"); !strings.Contains(st.Message,
-		`user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"`) {
-		t.Fatalf("message %q", st.Message)
-	}
-	_, err = adminCSRs.UpdateApproval(ctx, name, approve(csr), metav1.UpdateOptions{})
-	must(t, err, "approve")
+// waitIssued waits for the certificate of the request name.
+func waitIssued(t *testing.T, s *testutil.Server, name string) []byte {
+	t.Helper()
 	var certPEM []byte
-	waitFor(t, "the certificate", func() error {
-		c, err := adminCSRs.Get(ctx, name, metav1.GetOptions{})
+	waitFor(t, name+"'s certificate", func() error {
+		c, err := s.Clientset.CertificatesV1().CertificateSigningRequests().Get(ctxT(t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -103,8 +76,90 @@ func TestCertificateSigningRequests(t *testing.T) {
 		}
 		return nil
 	})
-	checkIssued(t, s, certPEM, key)
+	return certPEM
+}
+
+// TestCertificateSigningRequests: a user asks for a client certificate,
+// the API records who asked (whatever the body claimed), only those
+// allowed to approve for the signer may approve and only signers may
+// issue, the signer issues a certificate of the cluster CA with the
+// requested subject and lifetime, and that certificate authenticates.
+// Requests for system:masters, for the legacy signer, with server usages
+// or kubelet requests of the wrong subject are refused or failed.
+func TestCertificateSigningRequests(t *testing.T) {
+	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--disable-agent"}})
+	ctx := ctxT(t)
+	ns := newNamespace(t, s.Clientset)
+	bot := newRBACSubject(t, s, ns, "requester")
+	grantCluster(t, s, "it-csr-"+ns, bot.subject(),
+		rbacv1.PolicyRule{Verbs: []string{"create", "get", "list", "watch"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}},
+		rbacv1.PolicyRule{Verbs: []string{"update"}, APIGroups: []string{"certificates.k8s.io"},
+			Resources: []string{"certificatesigningrequests/approval", "certificatesigningrequests/status"}})
+	botCSRs := bot.cs.CertificatesV1().CertificateSigningRequests()
+	adminCSRs := s.Clientset.CertificatesV1().CertificateSigningRequests()
+
+	req, key := newCSRPEM(t, "jane", []string{"devs"})
+	name := "it-jane-" + ns
+	forged := newCSR(name, req, certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature)
+	forged.Spec.Username, forged.Spec.Groups = "system:admin", []string{"system:masters"}
+	var csr *certificatesv1.CertificateSigningRequest
+	var err error
+	waitFor(t, "the requester's binding", func() error {
+		csr, err = botCSRs.Create(ctx, forged, metav1.CreateOptions{})
+		return err
+	})
+	t.Cleanup(func() { _ = adminCSRs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	if csr.Spec.Username != bot.user || !slices.Contains(csr.Spec.Groups, "system:serviceaccounts") ||
+		slices.Contains(csr.Spec.Groups, "system:masters") || len(csr.Status.Conditions) != 0 || len(csr.ManagedFields) != 1 {
+		t.Fatalf("created request: spec %+v status %+v", csr.Spec, csr.Status)
+	}
+	_, err = botCSRs.UpdateApproval(ctx, name, approve(csr), metav1.UpdateOptions{})
+	if st := wantCode(t, err, 403, "approval without approve on the signer"); !strings.Contains(st.Message,
+		`user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"`) {
+		t.Fatalf("message %q", st.Message)
+	}
+	selfSigned := csr.DeepCopy()
+	selfSigned.Status.Certificate = s.Config.CAData
+	_, err = botCSRs.UpdateStatus(ctx, selfSigned, metav1.UpdateOptions{})
+	if st := wantCode(t, err, 403, "a certificate without sign on the signer"); !strings.Contains(st.Message,
+		`user not permitted to sign requests with signerName "kubernetes.io/kube-apiserver-client"`) {
+		t.Fatalf("message %q", st.Message)
+	}
+	_, err = adminCSRs.UpdateApproval(ctx, name, approve(csr), metav1.UpdateOptions{})
+	must(t, err, "approve")
+	checkIssued(t, s, waitIssued(t, s, name), key)
+	t.Run("approval by signer domain", func(t *testing.T) { testDomainApprover(t, s, ns) })
 	t.Run("refused and failed requests", func(t *testing.T) { testBadCSRs(t, s) })
+}
+
+// testDomainApprover: approve on signers "kubernetes.io/*" approves a
+// kubelet client request, which the kube-apiserver-client-kubelet signer
+// issues.
+func testDomainApprover(t *testing.T, s *testutil.Server, ns string) {
+	approver := newRBACSubject(t, s, ns, "approver")
+	grantCluster(t, s, "it-csr-approver-"+ns, approver.subject(),
+		rbacv1.PolicyRule{Verbs: []string{"update"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests/approval"}},
+		rbacv1.PolicyRule{Verbs: []string{"approve"}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"signers"}, ResourceNames: []string{"kubernetes.io/*"}})
+	ctx := ctxT(t)
+	name := "it-node-" + ns
+	req, _ := newCSRPEM(t, "system:node:it-node", []string{"system:nodes"})
+	c := newCSR(name, req, certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+	c.Spec.SignerName = certificatesv1.KubeAPIServerClientKubeletSignerName
+	created, err := s.Clientset.CertificatesV1().CertificateSigningRequests().Create(ctx, c, metav1.CreateOptions{})
+	must(t, err, "create the kubelet request")
+	t.Cleanup(func() {
+		_ = s.Clientset.CertificatesV1().CertificateSigningRequests().Delete(ctxT(t), name, metav1.DeleteOptions{})
+	})
+	waitFor(t, "the approver's binding", func() error {
+		_, err := approver.cs.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, name, approve(created), metav1.UpdateOptions{})
+		return err
+	})
+	blk, _ := pem.Decode(waitIssued(t, s, name))
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	must(t, err, "parse the kubelet certificate")
+	if cert.Subject.CommonName != "system:node:it-node" || !slices.Equal(cert.Subject.Organization, []string{"system:nodes"}) {
+		t.Fatalf("kubelet certificate subject %v", cert.Subject)
+	}
 }
 
 // checkIssued: the certificate chains to the cluster CA, carries the
@@ -145,27 +200,38 @@ func testBadCSRs(t *testing.T, s *testutil.Server) {
 	good, _ := newCSRPEM(t, "x", nil)
 	_, err = csrs.Create(ctx, newCSR("it-nousage", good), metav1.CreateOptions{})
 	wantField(t, err, "spec.usages")
-	withSAN, _ := newCSRPEM(t, "svc", nil, "svc.example.com")
+	legacy := newCSR("it-legacy", good, certificatesv1.UsageClientAuth)
+	legacy.Spec.SignerName = "kubernetes.io/legacy-unknown"
+	_, err = csrs.Create(ctx, legacy, metav1.CreateOptions{})
+	wantField(t, err, "spec.signerName")
+	notNode := newCSR("it-not-node", good, certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth)
+	notNode.Spec.SignerName = certificatesv1.KubeAPIServerClientKubeletSignerName
 	for name, c := range map[string]*certificatesv1.CertificateSigningRequest{
-		"it-server": newCSR("it-server", good, certificatesv1.UsageServerAuth),
-		"it-san":    newCSR("it-san", withSAN, certificatesv1.UsageClientAuth),
+		"it-server":   newCSR("it-server", good, certificatesv1.UsageServerAuth),
+		"it-not-node": notNode,
 	} {
 		created, err := csrs.Create(ctx, c, metav1.CreateOptions{})
 		must(t, err, "create %s", name)
 		t.Cleanup(func() { _ = csrs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
 		_, err = csrs.UpdateApproval(ctx, name, approve(created), metav1.UpdateOptions{})
 		must(t, err, "approve %s", name)
-		waitFor(t, name+" to fail", func() error {
-			got, err := csrs.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			for _, cd := range got.Status.Conditions {
-				if cd.Type == certificatesv1.CertificateFailed && cd.Reason == "SignerValidationFailure" && len(got.Status.Certificate) == 0 {
-					return nil
-				}
-			}
-			return fmt.Errorf("conditions %+v", got.Status.Conditions)
-		})
+		waitFailed(t, s, name)
 	}
+}
+
+// waitFailed waits for the signer to mark name Failed without issuing.
+func waitFailed(t *testing.T, s *testutil.Server, name string) {
+	t.Helper()
+	waitFor(t, name+" to fail", func() error {
+		got, err := s.Clientset.CertificatesV1().CertificateSigningRequests().Get(ctxT(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cd := range got.Status.Conditions {
+			if cd.Type == certificatesv1.CertificateFailed && cd.Reason == "SignerValidationFailure" && len(got.Status.Certificate) == 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", got.Status.Conditions)
+	})
 }

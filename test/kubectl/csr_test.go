@@ -13,49 +13,73 @@ import (
 	"time"
 )
 
-// testCSR: apply a CertificateSigningRequest, `kubectl get csr` shows it
-// Pending, `kubectl certificate approve` approves it and the signer issues
-// its certificate (CONDITION Approved,Issued).
-func testCSR(t *testing.T, k *kc) {
+// csrManifest is a kube-apiserver-client CertificateSigningRequest for cn.
+func csrManifest(t *testing.T, name, cn string) string {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "kubectl-user"}}, key)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
-	name := "kubectl-csr-" + strings.TrimPrefix(k.newNamespace(t), "kubectl-")
-	k.stdin(t, `apiVersion: certificates.k8s.io/v1
+	return `apiVersion: certificates.k8s.io/v1
 kind: CertificateSigningRequest
 metadata:
-  name: `+name+`
+  name: ` + name + `
 spec:
-  request: `+req+`
+  request: ` + req + `
   signerName: kubernetes.io/kube-apiserver-client
   expirationSeconds: 86400
   usages: [client auth]
-`, "apply", "-f", "-")
-	t.Cleanup(func() { _, _, _ = k.run(t, "delete", "csr", name) })
+`
+}
+
+// testCSR: apply a CertificateSigningRequest, `kubectl get csr` shows it
+// Pending, `kubectl certificate approve` approves it and the signer issues
+// its certificate (CONDITION Approved,Issued); `kubectl certificate deny`
+// denies another, which is never issued; spec.signerName selects.
+func testCSR(t *testing.T, k *kc) {
+	suffix := strings.TrimPrefix(k.newNamespace(t), "kubectl-")
+	name, denied := "kubectl-csr-"+suffix, "kubectl-denied-"+suffix
+	k.stdin(t, csrManifest(t, name, "kubectl-user")+"---\n"+csrManifest(t, denied, "kubectl-other"), "apply", "-f", "-")
+	t.Cleanup(func() { _, _, _ = k.run(t, "delete", "csr", name, denied) })
 	contains(t, "get csr", k.ok(t, "get", "csr", name), "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION",
 		"kubernetes.io/kube-apiserver-client", "system:admin", "24h", "Pending")
 	contains(t, "certificate approve", k.ok(t, "certificate", "approve", name),
 		"certificatesigningrequest.certificates.k8s.io/"+name+" approved")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out := k.ok(t, "get", "csr", name)
-		if strings.Contains(out, "Approved,Issued") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never issued:\n%s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	contains(t, "certificate deny", k.ok(t, "certificate", "deny", denied),
+		"certificatesigningrequest.certificates.k8s.io/"+denied+" denied")
+	waitOutput(t, k, "Approved,Issued", "get", "csr", name)
 	cert := k.ok(t, "get", "csr", name, "-o", "jsonpath={.status.certificate}")
 	pemBytes, err := base64.StdEncoding.DecodeString(cert)
 	if err != nil || !strings.Contains(string(pemBytes), "BEGIN CERTIFICATE") {
 		t.Fatalf("issued certificate %q: %v", cert, err)
+	}
+	if out := k.ok(t, "get", "csr", denied, "--no-headers"); !strings.Contains(out, "Denied") || strings.Contains(out, "Issued") {
+		t.Fatalf("denied request: %s", out)
+	}
+	contains(t, "field selector", k.ok(t, "get", "csr", "--field-selector", "spec.signerName=kubernetes.io/kube-apiserver-client",
+		"-o", "name"), "certificatesigningrequest.certificates.k8s.io/"+name)
+	if out := k.ok(t, "get", "csr", "--field-selector", "spec.signerName=example.com/none", "-o", "name"); strings.Contains(out, name) {
+		t.Fatalf("field selector of another signer listed %s:\n%s", name, out)
+	}
+}
+
+// waitOutput runs kubectl args until its output contains want.
+func waitOutput(t *testing.T, k *kc, want string, args ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := k.ok(t, args...)
+		if strings.Contains(out, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl %v never showed %q:\n%s", args, want, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
