@@ -197,7 +197,8 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 // re-registers the Node when it is deleted; the returned func stops both.
 func keepNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ctrd *containerd.Client,
 	netm *network.Manager, nodeCfg node.Config, podCIDR string) func() {
-	checker := &node.Checker{Log: log.Named("health"), NodeFS: cfg.DataDir, ImageFS: imageFSDir(cfg),
+	thresholds, _ := node.ParseThresholds(cfg.EvictionHard) // checked by Validate
+	checker := &node.Checker{Log: log.Named("health"), NodeFS: cfg.DataDir, ImageFS: imageFSDir(cfg), Thresholds: thresholds,
 		Runtime: func(ctx context.Context) error { _, err := ctrd.Version(ctx); return err },
 		Network: netm.CheckHost, Repair: netm.EnsureHost}
 	ctx, cancel := context.WithCancel(ctx)

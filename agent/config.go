@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orch/orch/agent/node"
 	"github.com/orch/orch/agent/overlay"
 )
 
@@ -28,7 +29,11 @@ type Config struct {
 	KubeletPort     int
 	// SyncFrequency is how often every pod is re-synced (default 1m).
 	SyncFrequency time.Duration
-	Debug         bool
+	// EvictionHard overrides kubelet's hard eviction thresholds the
+	// pressure conditions are computed from (--eviction-hard,
+	// "nodefs.available<10%,..."; see node.ParseThresholds).
+	EvictionHard string
+	Debug        bool
 
 	// Cluster settings the agent needs (the server's defaults).
 	ClusterCIDR   string // 10.42.0.0/16
@@ -101,6 +106,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := overlay.ParseBackend(c.NetworkBackend); err != nil {
 		return err
+	}
+	if _, err := node.ParseThresholds(c.EvictionHard); err != nil {
+		return fmt.Errorf("--eviction-hard: %w", err)
 	}
 	return nil
 }

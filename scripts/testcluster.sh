@@ -91,7 +91,8 @@ agent_args() {
 		--private-registry "$DIR/registries.yaml" \
 		--containerd-state-dir "$RUN/n$i/containerd" --fifo-dir "$RUN/n$i/fifo" \
 		--containerd-namespace "$(cg_root "$i")" --cgroup-root "$(cg_root "$i")" \
-		--netns-prefix "$(pod_prefix "$i")" --sync-frequency 5s --debug
+		--netns-prefix "$(pod_prefix "$i")" --sync-frequency 5s --debug \
+		--eviction-hard 'nodefs.available<1%,imagefs.available<1%'
 }
 
 # wait_tcp HOST PORT SECONDS waits until a TCP connect succeeds.

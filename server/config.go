@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orch/orch/agent/node"
 )
 
 // Config is everything `orch server` needs, built by internal/cli from flags,
@@ -36,6 +38,7 @@ type Config struct {
 	NodeTaints               []string
 	NetworkBackend           string // vxlan or host-gw
 	KubeletPort              int
+	EvictionHard             string // kubelet's --eviction-hard
 	ContainerRuntimeEndpoint string
 	PrivateRegistry          string
 	RaftPort                 int
@@ -86,6 +89,9 @@ func (c *Config) Parse() (*Parsed, error) {
 	}
 	if p.NodePortBase, p.NodePortSize, err = parsePortRange(c.ServiceNodePortRange); err != nil {
 		return nil, fmt.Errorf("--service-node-port-range: %w", err)
+	}
+	if _, err := node.ParseThresholds(c.EvictionHard); err != nil {
+		return nil, fmt.Errorf("--eviction-hard: %w", err)
 	}
 	if c.WriteKubeconfigMode&^0o777 != 0 {
 		return nil, fmt.Errorf("--write-kubeconfig-mode %o is not a file permission", c.WriteKubeconfigMode)

@@ -35,6 +35,7 @@ func agentFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "private-registry", Value: "/etc/orch/registries.yaml", EnvVars: envVars("private-registry"), Usage: "registries.yaml: mirrors, plain-HTTP registries, TLS and credentials (k3s format)"},
 		&ucli.IntFlag{Name: "kubelet-port", Value: 10250, EnvVars: envVars("kubelet-port"), Usage: "port of the kubelet API (logs, exec, port-forward), reported in the Node"},
 		&ucli.DurationFlag{Name: "sync-frequency", Value: time.Minute, EnvVars: envVars("sync-frequency"), Usage: "how often every pod is re-synced (configMap/secret volumes refreshed)"},
+		evictionHardFlag(),
 		s("cluster-cidr", "10.42.0.0/16", "pod network of the cluster (the server's --cluster-cidr)"),
 		s("cluster-dns", "10.43.0.10", "cluster DNS service IP"),
 		s("cluster-domain", "cluster.local", "cluster DNS domain"),
@@ -47,6 +48,13 @@ func agentFlags() []ucli.Flag {
 		hidden("iptables-chain-prefix", "iptables chain prefix (default ORCH-; tests)"),
 		hidden("fifo-dir", "containers' stdio FIFOs (default /run/orch/fifo; tests)"),
 	}
+}
+
+// evictionHardFlag is kubelet's --eviction-hard, shared by `orch agent`
+// and `orch server` (its own node).
+func evictionHardFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "eviction-hard", EnvVars: envVars("eviction-hard"),
+		Usage: "hard eviction thresholds the node's pressure conditions use, kubelet's syntax (default memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%,imagefs.inodesFree<5%,pid.available<5%; a signal set to <0% is off)"}
 }
 
 func agentCommand(ctx context.Context) *ucli.Command {
@@ -70,7 +78,8 @@ func agentConfig(c *ucli.Context) agent.Config {
 		NodeLabels: c.StringSlice("node-label"), NodeTaints: c.StringSlice("node-taint"),
 		ContainerRuntimeEndpoint: c.String("container-runtime-endpoint"), KubeletPort: c.Int("kubelet-port"),
 		PrivateRegistry: c.String("private-registry"), SyncFrequency: c.Duration("sync-frequency"),
-		Debug: c.Bool("debug"), ClusterCIDR: c.String("cluster-cidr"), ClusterDNS: c.String("cluster-dns"),
+		EvictionHard: c.String("eviction-hard"),
+		Debug:        c.Bool("debug"), ClusterCIDR: c.String("cluster-cidr"), ClusterDNS: c.String("cluster-dns"),
 		ClusterDomain: c.String("cluster-domain"), NetworkBackend: c.String("network-backend"), BridgeName: c.String("bridge-name"),
 		ContainerdStateDir: c.String("containerd-state-dir"), ContainerdNS: c.String("containerd-namespace"),
 		CgroupRoot: c.String("cgroup-root"), NetnsPrefix: c.String("netns-prefix"),

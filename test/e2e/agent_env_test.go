@@ -61,7 +61,17 @@ type agentEnv struct {
 	runs        int
 	kubeletPort int
 	apiAddr     string // the address the server serves on and the node's IP (default 127.0.0.1)
+	// evictionHard is the agent's --eviction-hard: testFSThresholds unless
+	// a test sets it before (re)starting the agent.
+	evictionHard string
 }
+
+// testFSThresholds turn the disk-pressure signals down to 1%: the host's
+// disk (a shared build machine) is not what the tests are about, and
+// kubelet's 10%/15% defaults would taint the node whenever its build
+// caches grow. TestNodeAgent/DiskPressureFollowsThresholds tests pressure.
+const testFSThresholds = "nodefs.available<1%,imagefs.available<1%"
+
 
 func newAgentEnv(t *testing.T) *agentEnv {
 	b := make([]byte, 3)
@@ -69,7 +79,7 @@ func newAgentEnv(t *testing.T) *agentEnv {
 	id := hex.EncodeToString(b)
 	e := &agentEnv{t: t, id: id, node: "e2e-" + id, stateBase: "/run/orcht-" + id, bridge: "orcht" + id,
 		netnsPfx: "orcht" + id + "-", chainPfx: "ORCHT" + strings.ToUpper(id) + "-", cgroupRoot: "orcht-" + id,
-		ns: "orcht-" + id, podCIDR: fmt.Sprintf("10.244.%d.0/24", 1+int(b[0])%250)}
+		ns: "orcht-" + id, podCIDR: fmt.Sprintf("10.244.%d.0/24", 1+int(b[0])%250), evictionHard: testFSThresholds}
 	dir, err := os.MkdirTemp("", "orch-e2e-agent-")
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +134,8 @@ func (e *agentEnv) args() []string {
 		"--data-dir", e.dataDir, "--node-name", e.node, "--node-label", "e2e=yes", "--cluster-cidr", e.podCIDR,
 		"--bridge-name", e.bridge, "--containerd-state-dir", filepath.Join(e.stateBase, "containerd"),
 		"--containerd-namespace", e.ns, "--cgroup-root", e.cgroupRoot, "--netns-prefix", e.netnsPfx,
-		"--iptables-chain-prefix", e.chainPfx, "--fifo-dir", filepath.Join(e.stateBase, "fifo"), "--sync-frequency", "3s", "--debug"}
+		"--iptables-chain-prefix", e.chainPfx, "--fifo-dir", filepath.Join(e.stateBase, "fifo"), "--sync-frequency", "3s",
+		"--eviction-hard", e.evictionHard, "--debug"}
 }
 
 // startAgent runs `orch agent` (token in ORCH_TOKEN, not on the command

@@ -49,6 +49,66 @@ func TestNodeAgent(t *testing.T) {
 	t.Run("RebootWithFreshContainerdRoot", func(t *testing.T) { nodeRebootRecovery(t, e, cs, hp, true) })
 	t.Run("ReRegistersDeletedNode", func(t *testing.T) { nodeReRegisters(t, e, cs) })
 	t.Run("HostPortRulesRemoved", func(t *testing.T) { nodeHostPortRemoved(t, e, cs) })
+	t.Run("DiskPressureFollowsThresholds", func(t *testing.T) { nodeDiskPressure(t, e, cs) })
+}
+
+// nodeDiskPressure restarts the agent with --eviction-hard
+// imagefs.available<100% (always under pressure): DiskPressure turns True,
+// the node lifecycle controller taints the node disk-pressure:NoSchedule
+// and a new pod stays unscheduled; back on the usual thresholds the
+// condition and taint go and the pod runs.
+func nodeDiskPressure(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
+	restart := func(thresholds string) {
+		e.stopAgent()
+		e.evictionHard = thresholds
+		e.startAgent()
+	}
+	restart("imagefs.available<100%")
+	t.Cleanup(func() {
+		if e.evictionHard != testFSThresholds {
+			restart(testFSThresholds)
+		}
+	})
+	waitFor(t, 60*time.Second, "DiskPressure=True and the disk-pressure taint", func() (bool, error) {
+		return nodePressure(cs, e.node, corev1.ConditionTrue)
+	})
+	createPod(t, cs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "after-pressure"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{bbContainer("c", "sleep 3600")}}})
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Pods("default").Delete(context.Background(), "after-pressure", metav1.DeleteOptions{})
+	})
+	nodeWaitPod(t, cs, "after-pressure", "Unschedulable", func(p *corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonUnschedulable {
+				return p.Spec.NodeName == ""
+			}
+		}
+		return false
+	})
+	restart(testFSThresholds)
+	waitFor(t, 60*time.Second, "DiskPressure=False and no disk-pressure taint", func() (bool, error) {
+		return nodePressure(cs, e.node, corev1.ConditionFalse)
+	})
+	nodeWaitPod(t, cs, "after-pressure", "Ready", podReady)
+}
+
+// nodePressure reports whether the node's DiskPressure condition is want
+// and it carries the disk-pressure taint exactly when want is True.
+func nodePressure(cs kubernetes.Interface, name string, want corev1.ConditionStatus) (bool, error) {
+	n, err := cs.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	tainted := false
+	for _, t := range n.Spec.Taints {
+		tainted = tainted || (t.Key == corev1.TaintNodeDiskPressure && t.Effect == corev1.TaintEffectNoSchedule)
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeDiskPressure {
+			return c.Status == want && tainted == (want == corev1.ConditionTrue), fmt.Errorf("DiskPressure=%s (%s), tainted %v", c.Status, c.Message, tainted)
+		}
+	}
+	return false, fmt.Errorf("no DiskPressure condition")
 }
 
 // nodeHP is the host-port pod and the addresses it is published at.
