@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/agent/cgroups"
 	"github.com/orch/orch/agent/envvars"
@@ -89,6 +91,11 @@ func security(pod *corev1.Pod, c *corev1.Container) runtime.Security {
 	var s runtime.Security
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		s.RunAsUser, s.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
+		s.SupplementalGroups = slices.Clone(psc.SupplementalGroups)
+		if psc.FSGroup != nil { // kubelet adds fsGroup to the supplemental groups
+			s.SupplementalGroups = append(s.SupplementalGroups, *psc.FSGroup)
+		}
+		s.SupplementalGroupsStrict = ptr.Deref(psc.SupplementalGroupsPolicy, "") == corev1.SupplementalGroupsPolicyStrict
 	}
 	sc := c.SecurityContext
 	if sc == nil {

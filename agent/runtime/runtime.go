@@ -75,8 +75,14 @@ type Resources struct {
 
 // Security is the container's resolved securityContext.
 type Security struct {
-	RunAsUser                *int64
-	RunAsGroup               *int64
+	RunAsUser  *int64
+	RunAsGroup *int64
+	// SupplementalGroups are added to the process's groups (the pod's
+	// supplementalGroups and fsGroup); unless SupplementalGroupsStrict,
+	// so are the groups the image's /etc/group gives the user (Merge,
+	// Kubernetes' default supplementalGroupsPolicy).
+	SupplementalGroups       []int64
+	SupplementalGroupsStrict bool
 	Privileged               bool
 	CapAdd, CapDrop          []string // "NET_ADMIN" or "CAP_NET_ADMIN"; "ALL" allowed in drop
 	ReadOnlyRootFilesystem   bool

@@ -64,6 +64,34 @@ sleep 1000`)
 	}
 }
 
+// TestSupplementalGroups: the image's /etc/group memberships of the user
+// (users:x:100:nobody) merge with the pod's supplemental groups, as
+// containerd's CRI does; the Strict policy leaves the image's out.
+func TestSupplementalGroups(t *testing.T) {
+	d := sharedDaemon(t)
+	r := newRuntime(t, d)
+	p := newPod(t, false)
+	for name, c := range map[string]struct {
+		sec  Security
+		want string
+	}{
+		"merge":  {Security{RunAsUser: ptr(int64(65534)), SupplementalGroups: []int64{60000, 100}}, "groups=65534 100 60000"},
+		"strict": {Security{RunAsUser: ptr(int64(65534)), SupplementalGroups: []int64{60000}, SupplementalGroupsStrict: true}, "groups=65534 60000"},
+		"root":   {Security{SupplementalGroups: []int64{1234}}, "groups=0 1234"},
+	} {
+		s := p.spec(name, "sh", "-c", "echo groups=$(id -G); sleep 1000")
+		s.Security = c.sec
+		run(t, r, s)
+		st := waitState(t, r, s.ID, StateRunning, 20*time.Second)
+		if log := waitLog(t, st.LogPath, "groups=", 10*time.Second); !strings.Contains(log, c.want+"\n") {
+			t.Errorf("%s: got %q, want %q", name, log, c.want)
+		}
+		if err := r.StopContainer(context.Background(), s.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestOOMKilled(t *testing.T) {
 	d := sharedDaemon(t)
 	r := newRuntime(t, d)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -228,7 +229,7 @@ func securityOpts(sec Security) []oci.SpecOpts {
 			opts = append(opts, oci.WithAddedCapabilities(add))
 		}
 	}
-	opts = append(opts, userOpt(sec))
+	opts = append(opts, userOpt(sec), groupsOpt(sec))
 	if sec.ReadOnlyRootFilesystem {
 		opts = append(opts, oci.WithRootFSReadonly())
 	}
@@ -238,6 +239,25 @@ func securityOpts(sec Security) []oci.SpecOpts {
 		return nil
 	})
 	return opts
+}
+
+// groupsOpt sets the process's additional groups as containerd's CRI
+// does: its primary group, with the Merge policy the groups of the
+// image's /etc/group that list the user, then the supplemental groups.
+func groupsOpt(sec Security) oci.SpecOpts {
+	return func(ctx context.Context, c oci.Client, ctr *containers.Container, sp *oci.Spec) error {
+		if sec.SupplementalGroupsStrict {
+			sp.Process.User.AdditionalGids = []uint32{sp.Process.User.GID}
+		} else if err := oci.WithAdditionalGIDs(strconv.FormatUint(uint64(sp.Process.User.UID), 10))(ctx, c, ctr, sp); err != nil {
+			return fmt.Errorf("groups of the image's /etc/group: %w", err)
+		}
+		for _, g := range sec.SupplementalGroups {
+			if !slices.Contains(sp.Process.User.AdditionalGids, uint32(g)) {
+				sp.Process.User.AdditionalGids = append(sp.Process.User.AdditionalGids, uint32(g))
+			}
+		}
+		return nil
+	}
 }
 
 func userOpt(sec Security) oci.SpecOpts {

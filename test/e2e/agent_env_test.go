@@ -72,7 +72,6 @@ type agentEnv struct {
 // caches grow. TestNodeAgent/DiskPressureFollowsThresholds tests pressure.
 const testFSThresholds = "nodefs.available<1%,imagefs.available<1%"
 
-
 func newAgentEnv(t *testing.T) *agentEnv {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)

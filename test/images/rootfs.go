@@ -19,8 +19,9 @@ type entry struct {
 
 const (
 	passwd = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
-	group  = "root:x:0:\nnogroup:x:65534:\nnobody:x:65534:\n"
-	index  = "<html><body><h1>hello from orch busybox</h1></body></html>\n"
+	// users lists nobody: the supplemental groups tests see it merged.
+	group = "root:x:0:\nusers:x:100:nobody\nnogroup:x:65534:\nnobody:x:65534:\n"
+	index = "<html><body><h1>hello from orch busybox</h1></body></html>\n"
 )
 
 func rootfsEntries(bin []byte) []entry {
