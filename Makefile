@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
-.PHONY: build test unit cross bench kubectl helm charts cert-manager clean
+.PHONY: build test unit cross bench kubectl helm charts cert-manager conformance clean
 
 build:
 	$(BUILD) -o $(OUT)/orch .
@@ -45,6 +45,15 @@ charts:
 # cert-manager's programs are built by hand (docs/charts.md): CERT_MANAGER_BIN=<dir>
 cert-manager:
 	CHARTS=$(abspath $(CHARTS)) CERT_MANAGER_BIN=$(abspath $(CERT_MANAGER_BIN)) $(GO) test -tags charts -count=1 -timeout 30m -v -run TestCertManager ./test/e2e/
+
+# conformance runs the upstream Kubernetes v1.37.1 [Conformance] specs
+# (tools/conformance, built from source) on a throw-away cluster of
+# scripts/testcluster.sh: a parallel pass, then the [Serial] specs (as
+# root; hours; CONFORMANCE_NODES=3 for a server + agents on three nodes;
+# results in docs/conformance.md).
+CONFORMANCE_NODES ?= 1
+conformance:
+	CONFORMANCE_NODES=$(CONFORMANCE_NODES) ./scripts/conformance.sh
 
 clean:
 	rm -rf $(OUT)
