@@ -19,7 +19,7 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	var err error
 	switch {
 	case p == "/openapi/v2":
-		err = specs.ServeV2(w, r)
+		err = specs.ServeV2With(w, r, s.openapiV2, s.dynamicV2())
 	case p == "/openapi/v3":
 		err = specs.ServeV3IndexWith(w, r, s.servesOpenAPIv3, s.dynamicDocs())
 	case s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")) != nil:
@@ -60,6 +60,14 @@ func (s *Server) servesOpenAPIv3(name string) bool {
 func (s *Server) dynamicDocs() []openapi.Doc {
 	if d, ok := s.cfg.Dynamic.(interface{ OpenAPIV3() []openapi.Doc }); ok {
 		return d.OpenAPIV3()
+	}
+	return nil
+}
+
+// dynamicV2 is what custom resources add to the v2 document, if any.
+func (s *Server) dynamicV2() *openapi.V2Additions {
+	if d, ok := s.cfg.Dynamic.(interface{ OpenAPIV2() *openapi.V2Additions }); ok {
+		return d.OpenAPIV2()
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/orch/orch/server/admission"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/fieldmanager"
+	"github.com/orch/orch/server/openapi"
 	"github.com/orch/orch/server/registry"
 	"github.com/orch/orch/server/registry/all"
 )
@@ -89,6 +90,8 @@ type Server struct {
 	handler       http.Handler
 	kubelet       *kubeletClient // nil without Config.KubeletClientTLS
 	virtual       map[schema.GroupVersionResource]VirtualCreate
+	// openapiV2 is /openapi/v2 with the custom resources merged in.
+	openapiV2 *openapi.V2Cache
 }
 
 // New checks cfg and builds a Server.
@@ -108,7 +111,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxRequestBodyBytes <= 0 {
 		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
-	s := &Server{
+	s := &Server{openapiV2: &openapi.V2Cache{},
 		cfg:       cfg,
 		log:       cfg.Logger.Named("apiserver"),
 		store:     cfg.Store,

@@ -2,11 +2,14 @@ package crd
 
 import (
 	"encoding/json"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	openapiv2 "k8s.io/apiextensions-apiserver/pkg/controller/openapi/v2"
 
 	"github.com/orch/orch/server/openapi"
 )
@@ -32,17 +35,30 @@ func definitionName(group, version, kind string) string {
 	return strings.Join(parts, ".") + "." + version + "." + kind
 }
 
-// gvDoc is the part of a group version's document one CRD contributes.
+// gvDoc is the part of a group version's document one CRD contributes,
+// and what it adds to the v2 document.
 type gvDoc struct {
 	schemas map[string]any
 	paths   map[string]any
+	v2defs  map[string]any
+	v2paths map[string]any
 }
 
 // versionDoc returns what one served version of c adds to its group
 // version's document: the kind and list schemas, and the object path whose
 // get operation names the kind (kubectl explain finds kinds that way).
 func versionDoc(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (gvDoc, error) {
-	schemas, err := versionSchemas(c, v)
+	s, err := Structural(v.Schema.OpenAPIV3Schema)
+	if err != nil {
+		return gvDoc{}, err
+	}
+	schemas, err := versionSchemas(c, v, s, "#/components/schemas/")
+	if err != nil {
+		return gvDoc{}, err
+	}
+	// v2 cannot say what v3 can (nullable, oneOf, ...): upstream's
+	// conversion prunes the schema first.
+	v2defs, err := versionSchemas(c, v, openapiv2.ToStructuralOpenAPIV2(s), "#/definitions/")
 	if err != nil {
 		return gvDoc{}, err
 	}
@@ -59,16 +75,19 @@ func versionDoc(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.C
 		"responses": map[string]any{"200": map[string]any{"description": "OK",
 			"content": map[string]any{"application/json": map[string]any{"schema": ref}}}},
 	}
-	return gvDoc{schemas: schemas, paths: map[string]any{p: map[string]any{"get": get}}}, nil
+	get2 := maps.Clone(get)
+	get2["responses"] = map[string]any{"200": map[string]any{"description": "OK",
+		"schema": map[string]any{"$ref": "#/definitions/" + definitionName(c.Spec.Group, v.Name, n.Kind)}}}
+	get2["produces"] = []any{"application/json", "application/yaml"}
+	return gvDoc{schemas: schemas, paths: map[string]any{p: map[string]any{"get": get}},
+		v2defs: v2defs, v2paths: map[string]any{p: map[string]any{"get": get2}}}, nil
 }
 
-// versionSchemas returns the component schemas of one served version of c:
-// the kind and its list.
-func versionSchemas(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (map[string]any, error) {
-	s, err := Structural(v.Schema.OpenAPIV3Schema)
-	if err != nil {
-		return nil, err
-	}
+// versionSchemas returns the schemas of one served version of c (s, its
+// structural schema): the kind and its list, referring to each other and
+// to ObjectMeta under refs ("#/components/schemas/" or "#/definitions/").
+func versionSchemas(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion,
+	s *structuralschema.Structural, refs string) (map[string]any, error) {
 	raw, err := json.Marshal(s.ToKubeOpenAPI())
 	if err != nil {
 		return nil, err
@@ -84,7 +103,7 @@ func versionSchemas(c *apiextensionsv1.CustomResourceDefinition, v apiextensions
 	}
 	props["apiVersion"] = map[string]any{"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."}
 	props["kind"] = map[string]any{"type": "string", "description": "Kind is a string value representing the REST resource this object represents."}
-	props["metadata"] = map[string]any{"allOf": []any{map[string]any{"$ref": "#/components/schemas/" + metaPrefix + "ObjectMeta"}},
+	props["metadata"] = map[string]any{"allOf": []any{map[string]any{"$ref": refs + metaPrefix + "ObjectMeta"}},
 		"description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"}
 	n := c.Status.AcceptedNames
 	gvk := func(k string) []any {
@@ -97,11 +116,25 @@ func versionSchemas(c *apiextensionsv1.CustomResourceDefinition, v apiextensions
 		"description": n.ListKind + " is a list of " + n.Kind,
 		"properties": map[string]any{
 			"apiVersion": props["apiVersion"], "kind": props["kind"],
-			"items":    map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/" + name}},
-			"metadata": map[string]any{"allOf": []any{map[string]any{"$ref": "#/components/schemas/" + metaPrefix + "ListMeta"}}},
+			"items":    map[string]any{"type": "array", "items": map[string]any{"$ref": refs + name}},
+			"metadata": map[string]any{"allOf": []any{map[string]any{"$ref": refs + metaPrefix + "ListMeta"}}},
 		},
 	}
 	return map[string]any{name: kind, definitionName(c.Spec.Group, v.Name, n.ListKind): list}, nil
+}
+
+// buildV2 gathers every group version's v2 definitions and paths.
+func buildV2(byGV map[string]gvDoc) *openapi.V2Additions {
+	defs, paths := map[string]any{}, map[string]any{}
+	for _, d := range byGV {
+		maps.Copy(defs, d.v2defs)
+		maps.Copy(paths, d.v2paths)
+	}
+	b, err := json.Marshal(map[string]any{"definitions": defs, "paths": paths})
+	if err != nil {
+		return nil
+	}
+	return &openapi.V2Additions{JSON: b}
 }
 
 // buildDocs renders one v3 document per group version from what every

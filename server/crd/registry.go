@@ -33,6 +33,7 @@ type Registry struct {
 	list   []*registry.Resource
 	byGV   map[string]gvDoc // group/version → OpenAPI schemas and paths
 	docs   []openapi.Doc    // rendered from byGV on first use
+	v2     *openapi.V2Additions
 	synced atomic.Bool
 	// terminating is per CRD name, read by the resources' Terminating.
 	terminating sync.Map
@@ -81,6 +82,17 @@ func (r *Registry) OpenAPIV3() []openapi.Doc {
 		r.docs = buildDocs(r.byGV)
 	}
 	return r.docs
+}
+
+// OpenAPIV2 returns what the custom resources add to /openapi/v2 (nil
+// without any).
+func (r *Registry) OpenAPIV2() *openapi.V2Additions {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.v2 == nil && len(r.byGV) > 0 {
+		r.v2 = buildV2(r.byGV)
+	}
+	return r.v2
 }
 
 // docsOf returns what c's served versions add to the OpenAPI documents.
@@ -133,15 +145,17 @@ func (r *Registry) set(crds []*apiextensionsv1.CustomResourceDefinition) {
 		for gv, d := range b.docs {
 			acc, ok := byGV[gv]
 			if !ok {
-				acc = gvDoc{schemas: map[string]any{}, paths: map[string]any{}}
+				acc = gvDoc{schemas: map[string]any{}, paths: map[string]any{}, v2defs: map[string]any{}, v2paths: map[string]any{}}
 			}
 			maps.Copy(acc.schemas, d.schemas)
 			maps.Copy(acc.paths, d.paths)
+			maps.Copy(acc.v2defs, d.v2defs)
+			maps.Copy(acc.v2paths, d.v2paths)
 			byGV[gv] = acc
 		}
 	}
 	r.mu.Lock()
-	r.byGVR, r.list, r.built, r.byGV, r.docs = byGVR, list, built, byGV, nil
+	r.byGVR, r.list, r.built, r.byGV, r.docs, r.v2 = byGVR, list, built, byGV, nil, nil
 	r.mu.Unlock()
 }
 

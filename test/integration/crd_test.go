@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +61,40 @@ func widgetCRD(group string) *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
+// testWidgetOpenAPIV2: /openapi/v2 (JSON and client-go's protobuf) has
+// the kind's definition next to the built-in ones, as kubectl and the
+// conformance specs expect.
+func testWidgetOpenAPIV2(t *testing.T, s *testutil.Server, group string) {
+	parts := strings.Split(group, ".")
+	slices.Reverse(parts)
+	name := strings.Join(parts, ".") + ".v1.Widget"
+	raw, err := s.Clientset.Discovery().RESTClient().Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").DoRaw(ctxT(t))
+	must(t, err, "GET /openapi/v2")
+	var doc struct {
+		Definitions map[string]struct {
+			Properties map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"properties"`
+		} `json:"definitions"`
+	}
+	must(t, json.Unmarshal(raw, &doc), "decode /openapi/v2")
+	d, ok := doc.Definitions[name]
+	if !ok || !strings.Contains(string(d.Properties["spec"].Properties["size"]), `"large"`) {
+		t.Fatalf("definition %s: %+v (found %v)", name, d, ok)
+	}
+	if _, ok := doc.Definitions["io.k8s.api.core.v1.Pod"]; !ok {
+		t.Fatal("the built-in definitions are gone from /openapi/v2")
+	}
+	pb, err := s.Clientset.Discovery().OpenAPISchema()
+	must(t, err, "protobuf /openapi/v2")
+	for _, p := range pb.GetDefinitions().GetAdditionalProperties() {
+		if p.GetName() == name {
+			return
+		}
+	}
+	t.Fatalf("the protobuf document lacks %s", name)
+}
+
 func widget(group, name string, spec map[string]interface{}) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": group + "/v1", "kind": "Widget", "metadata": map[string]interface{}{"name": name}, "spec": spec}}
@@ -113,6 +149,7 @@ func testCustomResources(t *testing.T, s *testutil.Server) {
 	t.Run("status and scale", func(t *testing.T) { testWidgetSubresources(t, wi, group) })
 	t.Run("selectors and watch", func(t *testing.T) { testWidgetSelectors(t, wi, group) })
 	t.Run("table", func(t *testing.T) { testWidgetTable(t, s, group, ns) })
+	t.Run("openapi v2", func(t *testing.T) { testWidgetOpenAPIV2(t, s, group) })
 	t.Run("bad CRDs", func(t *testing.T) { testBadCRDs(t, ext, group) })
 	t.Run("delete CRD", func(t *testing.T) { testDeleteCRD(t, ext, dyn, ns) })
 	t.Run("cluster scope and two versions", func(t *testing.T) { testClusterTwoVersions(t, ext, dyn, group) })
