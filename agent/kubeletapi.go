@@ -80,6 +80,7 @@ func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runt
 		Tokens:    apiReviews{client: x.client, node: cfg.NodeName},
 		Access:    apiReviews{client: x.client, node: cfg.NodeName},
 		Stats:     statsOf(cfg, x, rt, k),
+		Pods:      k.Pods,
 	})
 }
 

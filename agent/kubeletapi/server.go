@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orch/orch/agent/runtime"
 )
@@ -56,6 +59,9 @@ type Config struct {
 	Access AccessReviewer
 	// Stats, when set, serves /metrics/resource and /stats/summary.
 	Stats Stats
+	// Pods, when set, serves /pods: the pods bound to this node, as
+	// kubelet's /pods lists them.
+	Pods func() []*corev1.Pod
 }
 
 // Server is the agent's HTTPS API.
@@ -80,11 +86,27 @@ func New(log *zap.Logger, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/exec/{ns}/{pod}/{container}", s.serveExec)
 	s.mux.HandleFunc("/attach/{ns}/{pod}/{container}", s.serveAttach)
 	s.mux.HandleFunc("/portForward/{ns}/{pod}", s.servePortForward)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	if cfg.Pods != nil {
+		s.mux.HandleFunc("GET /pods", s.servePods)
+	}
 	if cfg.Stats != nil {
 		s.mux.HandleFunc("GET /metrics/resource", s.serveResourceMetrics)
 		s.mux.HandleFunc("GET /stats/summary", s.serveSummary)
 	}
 	return s, nil
+}
+
+// servePods writes the node's pods as a v1 PodList (kubelet's /pods).
+func (s *Server) servePods(w http.ResponseWriter, _ *http.Request) {
+	list := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
+	for _, p := range s.cfg.Pods() {
+		list.Items = append(list.Items, *p)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(&list); err != nil {
+		s.log.Debug("writing /pods", zap.Error(err))
+	}
 }
 
 // TLSConfig is cfg.ServerTLS requiring a client certificate from ClientCA,

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orch/orch/agent/runtime"
 	"github.com/orch/orch/internal/pki"
@@ -25,11 +27,16 @@ func (fakeReviews) ReviewToken(_ context.Context, tok string) (Caller, bool, err
 		return Caller{Name: "system:serviceaccount:kube-system:metrics-server"}, true, nil
 	case "nobody":
 		return Caller{Name: "nobody"}, true, nil
+	case "proxy":
+		return Caller{Name: "proxy-user"}, true, nil
 	}
 	return Caller{}, false, nil
 }
 
 func (fakeReviews) Allowed(_ context.Context, c Caller, verb, sub string) (bool, error) {
+	if c.Name == "proxy-user" {
+		return verb == "get" && sub == "proxy", nil
+	}
 	return c.Name == "system:serviceaccount:kube-system:metrics-server" && verb == "get" && (sub == "metrics" || sub == "stats"), nil
 }
 
@@ -51,7 +58,8 @@ func TestMetricsEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := New(zaptest.NewLogger(t), Config{Runtime: runtime.NewFake(), ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(),
-		PodLookup: func(string, string) (Pod, bool) { return Pod{}, false }, Tokens: fakeReviews{}, Access: fakeReviews{}, Stats: fakeStats{}})
+		PodLookup: func(string, string) (Pod, bool) { return Pod{}, false }, Tokens: fakeReviews{}, Access: fakeReviews{}, Stats: fakeStats{},
+		Pods: func() []*corev1.Pod { return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +112,17 @@ func TestMetricsEndpoints(t *testing.T) {
 	}
 	if code, _ := get("/containerLogs/ns/p/c", "metrics"); code != http.StatusForbidden {
 		t.Fatalf("metrics token on the logs endpoint: %d", code)
+	}
+	code, body = get("/pods", "proxy")
+	var pods corev1.PodList
+	if err := json.Unmarshal([]byte(body), &pods); code != http.StatusOK || err != nil || pods.Kind != "PodList" ||
+		len(pods.Items) != 1 || pods.Items[0].Name != "p" {
+		t.Fatalf("/pods %d %v: %s", code, err, body)
+	}
+	if code, _ := get("/pods", "metrics"); code != http.StatusForbidden {
+		t.Fatalf("/pods needs nodes/proxy: %d", code)
+	}
+	if code, body := get("/healthz", "proxy"); code != http.StatusOK || body != "ok" {
+		t.Fatalf("/healthz %d %s", code, body)
 	}
 }
