@@ -41,6 +41,11 @@ func (s *Server) routeVirtual(rc *reqCtx) (resourceHandler, error) {
 		return nil, apierrors.NewMethodNotSupported(rc.gr, rc.info.Verb)
 	}
 	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+		// Reviews have no Table or metadata form: upstream answers 406.
+		if o, err := negotiateOutput(r, false, true); err != nil || o.kind != outObject {
+			s.writeError(w, r, notAcceptable("only application/json and application/yaml are accepted for "+rc.gr.String()))
+			return
+		}
 		obj, err := s.decodeRequest(w, r, rc, rc.res.GroupVersion.WithKind(rc.res.Kind))
 		if err != nil {
 			s.writeError(w, r, err)
