@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +17,7 @@ import (
 // the live object by the field manager, which owns conflicts (409 naming
 // the fields and managers unless force=true). A missing object is created.
 func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, rc *reqCtx, p *patchRequest, dryRun bool) {
-	applied, err := s.decodeApplied(rc, p.data)
+	applied, err := s.decodeApplied(w, rc, p.data)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -87,16 +88,52 @@ func (s *Server) applyCreate(w http.ResponseWriter, r *http.Request, rc *reqCtx,
 // applyCreateKey marks a create whose managedFields the apply already set.
 type applyCreateKey struct{}
 
+// checkAppliedFields reports the fields of a custom resource's apply
+// configuration its schema does not declare: an error under Strict (in
+// structured-merge-diff's words, as upstream), warnings under Warn.
+func checkAppliedFields(w http.ResponseWriter, rc *reqCtx, m map[string]interface{}, mode string) error {
+	if rc.res.PruneUnknown == nil || mode == "Ignore" {
+		return nil
+	}
+	unknown := rc.res.PruneUnknown(runtime.DeepCopyJSON(m))
+	msgs := make([]string, len(unknown))
+	for i, p := range unknown {
+		msgs[i] = "." + p + ": field not declared in schema"
+	}
+	if len(msgs) > 0 && mode == "Strict" {
+		return badRequestf("failed to create typed patch object (%s): %s", rc.res.GroupVersion.WithKind(rc.res.Kind), strings.Join(msgs, ", "))
+	}
+	for _, msg := range msgs {
+		addWarning(w, msg)
+	}
+	return nil
+}
+
 // decodeApplied parses an apply body (YAML or JSON) as an unstructured
 // object of the URL's kind, named as the URL names it.
-func (s *Server) decodeApplied(rc *reqCtx, data []byte) (*unstructured.Unstructured, error) {
+func (s *Server) decodeApplied(w http.ResponseWriter, rc *reqCtx, data []byte) (*unstructured.Unstructured, error) {
+	mode, err := fieldValidation(rc)
+	if err != nil {
+		return nil, err
+	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, badRequestf("error decoding YAML: %v", err)
 	}
+	if mode != "Ignore" {
+		if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+			if mode == "Strict" {
+				return nil, badRequestf("error strict decoding YAML: %v", err)
+			}
+			addWarning(w, err.Error())
+		}
+	}
 	m := map[string]interface{}{}
 	if err := utiljson.Unmarshal(js, &m); err != nil {
 		return nil, badRequestf("error decoding YAML: %v", err)
+	}
+	if err := checkAppliedFields(w, rc, m, mode); err != nil {
+		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: m}
 	gvk := rc.res.GroupVersion.WithKind(rc.res.Kind)

@@ -61,6 +61,31 @@ func widgetCRD(group string) *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
+// testWidgetApplyValidation: an apply configuration with a field the
+// schema lacks, or a key twice, is refused under fieldValidation=Strict
+// with upstream's messages, and only warned about under Warn.
+func testWidgetApplyValidation(t *testing.T, s *testutil.Server, group, ns string) {
+	apply := func(body, validation string) (string, error) {
+		res := s.Clientset.Discovery().RESTClient().Patch(types.ApplyPatchType).
+			AbsPath("/apis", group, "v1", "namespaces", ns, "widgets", "applied-fv").
+			Param("fieldManager", "it").Param("fieldValidation", validation).Body([]byte(body)).Do(ctxT(t))
+		raw, _ := res.Raw()
+		return string(raw), res.Error()
+	}
+	head := "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: applied-fv\n"
+	out, err := apply(head+"unknownField: x\nspec:\n  size: small\n", "Strict")
+	if !apierrors.IsBadRequest(err) || !strings.Contains(out, ".unknownField: field not declared in schema") {
+		t.Fatalf("unknown field under Strict: %v %s", err, out)
+	}
+	out, err = apply(head+"spec:\n  size: small\n  size: large\n", "Strict")
+	if !apierrors.IsBadRequest(err) || !strings.Contains(out, `line 7: key \"size\" already set in map`) {
+		t.Fatalf("duplicate key under Strict: %v %s", err, out)
+	}
+	if _, err := apply(head+"unknownField: x\nspec:\n  size: small\n", "Warn"); err != nil {
+		t.Fatalf("unknown field under Warn: %v", err)
+	}
+}
+
 // testWidgetOpenAPIV2: /openapi/v2 (JSON and client-go's protobuf) has
 // the kind's definition next to the built-in ones, as kubectl and the
 // conformance specs expect.
@@ -150,6 +175,7 @@ func testCustomResources(t *testing.T, s *testutil.Server) {
 	t.Run("selectors and watch", func(t *testing.T) { testWidgetSelectors(t, wi, group) })
 	t.Run("table", func(t *testing.T) { testWidgetTable(t, s, group, ns) })
 	t.Run("openapi v2", func(t *testing.T) { testWidgetOpenAPIV2(t, s, group) })
+	t.Run("apply field validation", func(t *testing.T) { testWidgetApplyValidation(t, s, group, ns) })
 	t.Run("bad CRDs", func(t *testing.T) { testBadCRDs(t, ext, group) })
 	t.Run("delete CRD", func(t *testing.T) { testDeleteCRD(t, ext, dyn, ns) })
 	t.Run("cluster scope and two versions", func(t *testing.T) { testClusterTwoVersions(t, ext, dyn, group) })
