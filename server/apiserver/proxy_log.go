@@ -1,16 +1,19 @@
 package apiserver
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 )
 
 // podLogParams are the PodLogOptions query parameters the node understands.
@@ -57,12 +60,37 @@ func (s *Server) handlePodLog(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		s.writeError(w, r, kubeletError(resp))
 		return
 	}
+	if wsstream.IsWebSocketRequest(r) {
+		// As upstream's StreamObject: the log as WebSocket messages
+		// (protocols "", binary.k8s.io, base64.binary.k8s.io).
+		// A refused handshake never ends Copy: the request's end does.
+		rd := wsstream.NewReader(resp.Body, true, wsstream.NewDefaultReaderProtocols())
+		errc := make(chan error, 1)
+		go func() { errc <- rd.Copy(hijacker{w, http.NewResponseController(w)}, r) }()
+		select {
+		case err := <-errc:
+			if err != nil {
+				s.log.Debug("pod log websocket ended", zap.String("pod", rc.ns+"/"+rc.name), zap.Error(err))
+			}
+		case <-r.Context().Done():
+		}
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	if err := copyFlushing(w, resp.Body); err != nil && r.Context().Err() == nil {
 		s.log.Debug("pod log stream ended", zap.String("pod", rc.ns+"/"+rc.name), zap.Error(err))
 	}
 }
+
+// hijacker makes a wrapped ResponseWriter an http.Hijacker (which
+// golang.org/x/net/websocket asserts) through http.ResponseController.
+type hijacker struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) { return h.rc.Hijack() }
 
 // copyFlushing copies src to w, flushing after every read so followed logs
 // arrive as they are written.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,11 +15,13 @@ import (
 
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/agent/runtime"
@@ -39,6 +42,7 @@ func TestAgent(t *testing.T) {
 	t.Run("WrongTokenStops", func(t *testing.T) { wrongToken(t, e) })
 	t.Run("PodRunsAndContainersTalk", func(t *testing.T) { podRuns(t, e, cs) })
 	t.Run("LogsThroughTheAPI", func(t *testing.T) { logsThroughAPI(t, cs) })
+	t.Run("LogsOverWebSocket", func(t *testing.T) { logsOverWebSocket(t, e) })
 	t.Run("KubectlExec", func(t *testing.T) { kubectlExec(t, e) })
 	t.Run("ImagePullBackOff", func(t *testing.T) { imagePullBackOff(t, e, cs) })
 	t.Run("CrashLoopBackOff", func(t *testing.T) { crashLoop(t, e, cs) })
@@ -322,6 +326,40 @@ func logsThroughAPI(t *testing.T, cs kubernetes.Interface) {
 		out, err = cs.CoreV1().Pods("default").GetLogs("web", &corev1.PodLogOptions{Container: "client"}).DoRaw(context.Background())
 		return err == nil && strings.Contains(string(out), "hello-from-init"), err
 	})
+}
+
+// logsOverWebSocket reads pods/log as a WebSocket (binary.k8s.io), as
+// the conformance spec and browsers' dashboards do: one message per chunk,
+// closed at the end of the log.
+func logsOverWebSocket(t *testing.T, e *agentEnv) {
+	tlsCfg, err := rest.TLSConfigFor(e.server.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := strings.Replace(e.server.Config.Host, "https://", "wss://", 1) + "/api/v1/namespaces/default/pods/web/log?container=client"
+	cfg, err := websocket.NewConfig(u, "http://localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TlsConfig, cfg.Protocol = tlsCfg, []string{"binary.k8s.io"}
+	ws, err := websocket.DialConfig(cfg)
+	if err != nil {
+		t.Fatalf("websocket to pods/log: %v", err)
+	}
+	defer ws.Close()
+	var got strings.Builder
+	for {
+		var msg []byte
+		if err := websocket.Message.Receive(ws, &msg); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("reading the log websocket: %v", err)
+		}
+		got.Write(msg)
+	}
+	if !strings.Contains(got.String(), "hello-from-init") {
+		t.Fatalf("log over websocket: %q", got.String())
+	}
 }
 
 // kubectlExec runs a command in a container with the real kubectl.
