@@ -29,7 +29,7 @@ func TestLogsAndExitCode(t *testing.T) {
 			t.Errorf("not a CRI log line: %q", l)
 		}
 	}
-	for _, want := range []string{" stdout F hello", " stderr F oops", " stdout F partial"} {
+	for _, want := range []string{" stdout F hello", " stderr F oops", " stdout P partial"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

@@ -157,10 +157,12 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close flushes a last unterminated line as a full entry.
+// Close flushes a last unterminated line as a partial entry, as
+// containerd's CRI does: readers then add no newline it never had
+// (`echo -n DONE` logs, and a FallbackToLogsOnError message, are "DONE").
 func (w *streamWriter) Close() error {
 	if len(w.buf) > 0 {
-		w.file.writeEntry(w.stream, false, w.buf)
+		w.file.writeEntry(w.stream, true, w.buf)
 		w.buf = nil
 	}
 	w.file.close()

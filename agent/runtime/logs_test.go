@@ -34,10 +34,10 @@ func TestCRILogWriter(t *testing.T) {
 	}{
 		{"lines", []string{"a\nb\n"}, []string{"stdout F a", "stdout F b"}},
 		{"split writes", []string{"he", "llo\nwor", "ld\n"}, []string{"stdout F hello", "stdout F world"}},
-		{"unterminated last line", []string{"a\nrest"}, []string{"stdout F a", "stdout F rest"}},
+		{"unterminated last line", []string{"a\nrest"}, []string{"stdout F a", "stdout P rest"}},
 		{"empty line", []string{"\n"}, []string{"stdout F "}},
 		{"long line", []string{long + "\n"}, []string{"stdout P " + long[:maxLineSize], "stdout F xxxxxxxxxx"}},
-		{"long without newline", []string{long}, []string{"stdout P " + long[:maxLineSize], "stdout F xxxxxxxxxx"}},
+		{"long without newline", []string{long}, []string{"stdout P " + long[:maxLineSize], "stdout P xxxxxxxxxx"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
