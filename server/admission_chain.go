@@ -11,6 +11,7 @@ import (
 	"github.com/orch/orch/server/admission"
 	csradmission "github.com/orch/orch/server/admission/certificates"
 	"github.com/orch/orch/server/admission/defaultingressclass"
+	"github.com/orch/orch/server/admission/runtimeclass"
 	"github.com/orch/orch/server/admission/policy"
 	"github.com/orch/orch/server/admission/rbacescalation"
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
@@ -21,7 +22,7 @@ import (
 )
 
 // newAdmissionChain builds the API server's admission chain in upstream's
-// order (see server/admission): ServiceAccount, LimitRanger,
+// order (see server/admission): ServiceAccount, RuntimeClass, LimitRanger,
 // DefaultStorageClass, Priority, DefaultTolerationSeconds, ResourceQuota,
 // mutating webhooks, then validating webhooks and policies. Plug-ins not
 // yet moved into the chain (LimitRanger, DefaultStorageClass, Priority in
@@ -30,6 +31,7 @@ import (
 func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, error) {
 	return admission.NewChain(
 		saadmission.New(satoken.StoreObjects{Store: store}),
+		runtimeclass.New(store),
 		defaultingressclass.New(store),
 		rbacescalation.New(parts.authz.authz, parts.authz.resolver),
 		csradmission.NewApproval(parts.authz.authz),
