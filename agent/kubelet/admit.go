@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,6 +18,9 @@ type rejection struct {
 // pods and that its host ports are free, as kubelet's predicate admit
 // handler does. nil means admitted.
 func admit(pod *corev1.Pod, admitted []*corev1.Pod, allocatable corev1.ResourceList) *rejection {
+	if r := admitSysctls(pod); r != nil {
+		return r
+	}
 	if n, ok := allocatable[corev1.ResourcePods]; ok && int64(len(admitted)+1) > n.Value() {
 		return &rejection{"OutOfpods", fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", len(admitted), n.Value())}
 	}
@@ -39,6 +43,30 @@ func admit(pod *corev1.Pod, admitted []*corev1.Pod, allocatable corev1.ResourceL
 	}
 	if hostPortConflict(pod, admitted) {
 		return &rejection{"NodePorts", "Pod was rejected: node(s) didn't have free ports for the requested pod ports"}
+	}
+	return nil
+}
+
+// safeSysctls are kubelet's default allowed sysctls (namespaced, safe
+// to set per pod); others need kubelet's --allowed-unsafe-sysctls, which
+// orch does not offer.
+var safeSysctls = map[string]bool{
+	"kernel.shm_rmid_forced": true, "net.ipv4.ip_local_port_range": true, "net.ipv4.tcp_syncookies": true,
+	"net.ipv4.ping_group_range": true, "net.ipv4.ip_unprivileged_port_start": true, "net.ipv4.ip_local_reserved_ports": true,
+	"net.ipv4.tcp_keepalive_time": true, "net.ipv4.tcp_fin_timeout": true, "net.ipv4.tcp_keepalive_intvl": true,
+	"net.ipv4.tcp_keepalive_probes": true, "net.ipv4.tcp_rmem": true, "net.ipv4.tcp_wmem": true,
+}
+
+// admitSysctls refuses a pod setting a sysctl outside the safe set, as
+// kubelet's sysctl admit handler does (reason SysctlForbidden).
+func admitSysctls(pod *corev1.Pod) *rejection {
+	if pod.Spec.SecurityContext == nil {
+		return nil
+	}
+	for _, s := range pod.Spec.SecurityContext.Sysctls {
+		if name := strings.ReplaceAll(s.Name, "/", "."); !safeSysctls[name] {
+			return &rejection{"SysctlForbidden", fmt.Sprintf("forbidden sysctl: %q not allowlisted", s.Name)}
+		}
 	}
 	return nil
 }

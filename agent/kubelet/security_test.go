@@ -28,3 +28,24 @@ func TestSecurityGroups(t *testing.T) {
 		t.Errorf("none: %+v", s)
 	}
 }
+
+func TestAdmitSysctls(t *testing.T) {
+	pod := func(names ...string) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{}}}
+		for _, n := range names {
+			p.Spec.SecurityContext.Sysctls = append(p.Spec.SecurityContext.Sysctls, corev1.Sysctl{Name: n, Value: "1"})
+		}
+		return p
+	}
+	if r := admitSysctls(pod("kernel.shm_rmid_forced", "net/ipv4/tcp_syncookies")); r != nil {
+		t.Errorf("safe sysctls refused: %+v", r)
+	}
+	if r := admitSysctls(pod("kernel.msgmax")); r == nil || r.Reason != "SysctlForbidden" {
+		t.Errorf("unsafe sysctl: %+v", r)
+	}
+	hostNet := pod("net.ipv4.tcp_syncookies", "kernel.shm_rmid_forced")
+	hostNet.Spec.HostNetwork = true
+	if got := podSysctls(hostNet); len(got) != 1 || got["kernel.shm_rmid_forced"] != "1" {
+		t.Errorf("host-network pod sysctls: %v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +88,20 @@ func containerResources(c *corev1.Container) runtime.Resources {
 	return r
 }
 
+// podSysctls are the pod's sysctls (admission allowed them) for the
+// namespaces it does not share with the host.
+func podSysctls(pod *corev1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, s := range pod.Spec.SecurityContext.Sysctls {
+		name := strings.ReplaceAll(s.Name, "/", ".")
+		if (strings.HasPrefix(name, "net.") && pod.Spec.HostNetwork) || (strings.HasPrefix(name, "kernel.") && pod.Spec.HostIPC) {
+			continue
+		}
+		out[name] = s.Value
+	}
+	return out
+}
+
 func security(pod *corev1.Pod, c *corev1.Container) runtime.Security {
 	var s runtime.Security
 	if psc := pod.Spec.SecurityContext; psc != nil {
@@ -96,6 +111,7 @@ func security(pod *corev1.Pod, c *corev1.Container) runtime.Security {
 			s.SupplementalGroups = append(s.SupplementalGroups, *psc.FSGroup)
 		}
 		s.SupplementalGroupsStrict = ptr.Deref(psc.SupplementalGroupsPolicy, "") == corev1.SupplementalGroupsPolicyStrict
+		s.Sysctls = podSysctls(pod)
 	}
 	sc := c.SecurityContext
 	if sc == nil {

@@ -59,7 +59,9 @@ func TestMetricsEndpoints(t *testing.T) {
 	}
 	srv, err := New(zaptest.NewLogger(t), Config{Runtime: runtime.NewFake(), ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(),
 		PodLookup: func(string, string) (Pod, bool) { return Pod{}, false }, Tokens: fakeReviews{}, Access: fakeReviews{}, Stats: fakeStats{},
-		Pods: func() []*corev1.Pod { return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}} }})
+		Pods: func() []*corev1.Pod {
+			return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

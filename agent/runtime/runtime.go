@@ -83,6 +83,9 @@ type Security struct {
 	// Kubernetes' default supplementalGroupsPolicy).
 	SupplementalGroups       []int64
 	SupplementalGroupsStrict bool
+	// Sysctls are the pod's namespaced sysctls, set in the container's
+	// network and IPC namespaces (linux.sysctl).
+	Sysctls                  map[string]string
 	Privileged               bool
 	CapAdd, CapDrop          []string // "NET_ADMIN" or "CAP_NET_ADMIN"; "ALL" allowed in drop
 	ReadOnlyRootFilesystem   bool

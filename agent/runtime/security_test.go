@@ -124,3 +124,24 @@ func checkFile(t *testing.T, path, want string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestSysctls: the pod's namespaced sysctls are set in the container's
+// IPC and network namespaces, not on the host.
+func TestSysctls(t *testing.T) {
+	d := sharedDaemon(t)
+	r := newRuntime(t, d)
+	p := newPod(t, true)
+	s := p.spec("sysctl", "sh", "-c", "echo shm=$(cat /proc/sys/kernel/shm_rmid_forced) ports=$(cat /proc/sys/net/ipv4/ip_local_port_range); sleep 1000")
+	s.Security.Sysctls = map[string]string{"kernel.shm_rmid_forced": "1", "net.ipv4.ip_local_port_range": "20000\t30000"}
+	run(t, r, s)
+	st := waitState(t, r, s.ID, StateRunning, 20*time.Second)
+	if log := waitLog(t, st.LogPath, "shm=", 10*time.Second); !strings.Contains(log, "shm=1 ports=20000 30000") {
+		t.Errorf("sysctls in the container: %q", log)
+	}
+	if host, _ := os.ReadFile("/proc/sys/kernel/shm_rmid_forced"); strings.TrimSpace(string(host)) == "1" {
+		t.Log("the host has shm_rmid_forced=1 of its own")
+	}
+	if err := r.StopContainer(context.Background(), s.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+}

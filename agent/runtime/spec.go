@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -230,6 +231,18 @@ func securityOpts(sec Security) []oci.SpecOpts {
 		}
 	}
 	opts = append(opts, userOpt(sec), groupsOpt(sec))
+	if len(sec.Sysctls) > 0 {
+		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, sp *oci.Spec) error {
+			if sp.Linux == nil {
+				sp.Linux = &specs.Linux{}
+			}
+			if sp.Linux.Sysctl == nil {
+				sp.Linux.Sysctl = map[string]string{}
+			}
+			maps.Copy(sp.Linux.Sysctl, sec.Sysctls)
+			return nil
+		})
+	}
 	if sec.ReadOnlyRootFilesystem {
 		opts = append(opts, oci.WithRootFSReadonly())
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"reflect"
+	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -51,6 +52,32 @@ func validatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	errs = append(errs, validateTolerations(spec.Tolerations, p.Child("tolerations"))...)
 	errs = append(errs, validateAffinity(spec.Affinity, p.Child("affinity"))...)
 	errs = append(errs, validateTopologySpread(spec.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
+	if sc := spec.SecurityContext; sc != nil {
+		errs = append(errs, validateSysctls(sc.Sysctls, p.Child("securityContext", "sysctls"))...)
+	}
+	return errs
+}
+
+// sysctlName is upstream's sysctl name format (segments split by dots or
+// slashes).
+var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+
+// validateSysctls checks the pod's sysctl names as upstream does.
+func validateSysctls(sysctls []corev1.Sysctl, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, s := range sysctls {
+		np := p.Index(i).Child("name")
+		switch {
+		case s.Name == "":
+			errs = append(errs, field.Required(np, ""))
+		case len(s.Name) > 253 || !sysctlName.MatchString(s.Name):
+			errs = append(errs, field.Invalid(np, s.Name, "must have at most 253 characters and match regex "+sysctlName.String()))
+		case seen.Has(s.Name):
+			errs = append(errs, field.Duplicate(np, s.Name))
+		}
+		seen.Insert(s.Name)
+	}
 	return errs
 }
 
