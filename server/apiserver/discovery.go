@@ -115,6 +115,9 @@ func subresourcesOf(r *registry.Resource) []openapi.Subresource {
 			subs = append(subs, e)
 		}
 	}
+	for name := range r.Subresources {
+		subs = append(subs, openapi.Subresource{Name: name, Kind: r.GroupVersion.WithKind(r.Kind), Verbs: update})
+	}
 	sort.SliceStable(subs, func(a, b int) bool { return subs[a].Name < subs[b].Name })
 	return subs
 }

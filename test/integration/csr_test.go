@@ -89,6 +89,17 @@ func waitIssued(t *testing.T, s *testutil.Server, name string) []byte {
 func TestCertificateSigningRequests(t *testing.T) {
 	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--disable-agent"}})
 	ctx := ctxT(t)
+	disc, err := s.Clientset.Discovery().ServerResourcesForGroupVersion("certificates.k8s.io/v1")
+	must(t, err, "discovery of certificates.k8s.io/v1")
+	var names []string
+	for _, r := range disc.APIResources {
+		names = append(names, r.Name)
+	}
+	for _, want := range []string{"certificatesigningrequests/approval", "certificatesigningrequests/status"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("discovery lacks %s: %v", want, names)
+		}
+	}
 	ns := newNamespace(t, s.Clientset)
 	bot := newRBACSubject(t, s, ns, "requester")
 	grantCluster(t, s, "it-csr-"+ns, bot.subject(),
@@ -103,7 +114,6 @@ func TestCertificateSigningRequests(t *testing.T) {
 	forged := newCSR(name, req, certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature)
 	forged.Spec.Username, forged.Spec.Groups = "system:admin", []string{"system:masters"}
 	var csr *certificatesv1.CertificateSigningRequest
-	var err error
 	waitFor(t, "the requester's binding", func() error {
 		csr, err = botCSRs.Create(ctx, forged, metav1.CreateOptions{})
 		return err
