@@ -112,42 +112,61 @@ func (c *contentSummary) left() int {
 // in ns and summarizes what is left: objects with finalizers get a
 // deletionTimestamp and stay until their finalizers are removed, pods
 // running on a node are deleted gracefully and stay until their agent
-// has stopped them.
+// has stopped them. Pods go first: while any remains, nothing else is
+// deleted (upstream's OrderedNamespaceDeletion), so a pod never outlives
+// the Secrets, ConfigMaps or ServiceAccount it runs with.
 func (s *Server) deleteNamespaceContent(ctx context.Context, log *zap.Logger, ns string) (*contentSummary, error) {
 	sum := &contentSummary{remaining: map[string]int{}, finalizers: map[string]int{}}
 	var errs []error
+	var rest []*registry.Resource
 	for _, r := range s.allResources() {
 		if !r.Namespaced || r.Verbs != nil {
 			continue
 		}
-		gr := r.GroupVersion.WithResource(r.Resource).GroupResource().String()
-		list, err := s.cfg.Store.List(ctx, r.Prefix(ns), "", 0)
+		if r.GroupVersion.Group == "" && r.Resource == "pods" {
+			errs = append(errs, s.deleteAllOf(ctx, r, ns, sum))
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if sum.remaining["pods"] == 0 {
+		for _, r := range rest {
+			errs = append(errs, s.deleteAllOf(ctx, r, ns, sum))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		log.Debug("some deletes failed; retrying later", zap.Error(err))
+		return sum, err
+	}
+	return sum, nil
+}
+
+// deleteAllOf deletes the objects of r in ns, adding what is left to sum.
+func (s *Server) deleteAllOf(ctx context.Context, r *registry.Resource, ns string, sum *contentSummary) error {
+	var errs []error
+	gr := r.GroupVersion.WithResource(r.Resource).GroupResource().String()
+	list, err := s.cfg.Store.List(ctx, r.Prefix(ns), "", 0)
+	if err != nil {
+		sum.remaining[gr]++
+		sum.failed = append(sum.failed, gr)
+		return fmt.Errorf("list %s in %s: %w", r.Resource, ns, err)
+	}
+	for i := range list.KVs {
+		gone, fins, err := s.deleteInNamespace(ctx, r, &list.KVs[i])
 		if err != nil {
+			errs = append(errs, err)
+			if !slices.Contains(sum.failed, gr) {
+				sum.failed = append(sum.failed, gr)
+			}
+		}
+		if !gone {
 			sum.remaining[gr]++
-			sum.failed = append(sum.failed, gr)
-			errs = append(errs, fmt.Errorf("list %s in %s: %w", r.Resource, ns, err))
-			continue
 		}
-		for i := range list.KVs {
-			gone, fins, err := s.deleteInNamespace(ctx, r, &list.KVs[i])
-			if err != nil {
-				errs = append(errs, err)
-				if !slices.Contains(sum.failed, gr) {
-					sum.failed = append(sum.failed, gr)
-				}
-			}
-			if !gone {
-				sum.remaining[gr]++
-			}
-			for _, f := range fins {
-				sum.finalizers[f]++
-			}
+		for _, f := range fins {
+			sum.finalizers[f]++
 		}
 	}
-	if len(errs) > 0 {
-		log.Debug("some deletes failed; retrying later", zap.Int("failed", len(errs)))
-	}
-	return sum, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // deleteInNamespace deletes one object (releasing what its strategy

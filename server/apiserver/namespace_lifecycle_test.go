@@ -176,3 +176,43 @@ func TestCheckNamespaceForCreate(t *testing.T) {
 		t.Errorf("going: %v %s", err, b)
 	}
 }
+
+// TestNamespaceLifecyclePodsFirst: while a pod of a terminating namespace
+// remains (held by a finalizer), nothing else in it is deleted; once the
+// pod is gone, the rest goes (upstream's OrderedNamespaceDeletion).
+func TestNamespaceLifecyclePodsFirst(t *testing.T) {
+	s, _ := newMetaTestServer(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	if err := s.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go func() { defer close(done); s.RunNamespaceLifecycle(ctx) }()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ordered"},
+		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}}}
+	metaPut(t, s, "", "namespaces", ns)
+	metaPut(t, s, "", "pods", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ordered",
+		Finalizers: []string{"example.com/hold"}}})
+	metaPut(t, s, "", "configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "ordered"}})
+	now := metav1.Now()
+	ns.DeletionTimestamp, ns.Status.Phase = &now, corev1.NamespaceTerminating
+	metaPut(t, s, "", "namespaces", ns)
+	metaEventually(t, "the pod marked deleted", func() bool {
+		var p corev1.Pod
+		metaGetStored(t, s, "", "pods", "ordered", "p", &p)
+		return p.DeletionTimestamp != nil
+	})
+	time.Sleep(200 * time.Millisecond) // a few more passes of the lifecycle loop
+	if !metaExists(s, "", "configmaps", "ordered", "cm") {
+		t.Fatal("the ConfigMap was deleted while a pod remained")
+	}
+	var p corev1.Pod
+	kv := metaGetStored(t, s, "", "pods", "ordered", "p", &p)
+	if _, _, err := s.cfg.Store.Delete(ctx, kv.Key, kv.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	metaEventually(t, "the ConfigMap and the namespace deleted", func() bool {
+		return !metaExists(s, "", "configmaps", "ordered", "cm") && !metaExists(s, "", "namespaces", "", "ordered")
+	})
+}
