@@ -51,6 +51,11 @@ func (c *Client) Post(ctx context.Context, cc Config, timeout time.Duration, bod
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The webhook learns its deadline as client-go's Timeout tells a
+	// server: ?timeout=<duration> (upstream's admission calls do the same).
+	q := target.Query()
+	q.Set("timeout", timeout.String())
+	target.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
