@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,7 +96,11 @@ func (r *runPass) handle(c *corev1.Container, init bool) {
 		}
 		r.st.fresh[c.Name] = false
 		if err := r.k.startContainer(r.ctx, r.pod, r.st, r.env, c, r.k.recoveredRestartCount(r.pod, c, d.restartCount, v), v); err != nil {
-			r.waits[c.Name] = waiting{Reason: "CreateContainerError", Message: err.Error()}
+			reason := "CreateContainerError"
+			if errors.As(err, new(configError)) {
+				reason = "CreateContainerConfigError"
+			}
+			r.waits[c.Name] = waiting{Reason: reason, Message: err.Error()}
 			r.k.cfg.Recorder.Eventf(r.pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
 			r.after = minPositive(r.after, 5*time.Second)
 			return

@@ -54,7 +54,7 @@ func (k *Kubelet) containerSpec(ctx context.Context, pod *corev1.Pod, st *podSta
 func containerMounts(pod *corev1.Pod, c *corev1.Container, vols map[string]volumes.Volume, vars []string) ([]runtime.Mount, error) {
 	ms, err := volumes.ContainerMounts(vols, c, vars)
 	if err != nil {
-		return nil, fmt.Errorf("container %s mounts: %w", c.Name, err)
+		return nil, configError{fmt.Errorf("container %s mounts: %w", c.Name, err)}
 	}
 	out := make([]runtime.Mount, 0, len(ms))
 	for _, m := range ms {
@@ -101,6 +101,12 @@ func podSysctls(pod *corev1.Pod) map[string]string {
 	}
 	return out
 }
+
+// configError is a container that cannot be created as configured (a bad
+// subPath, say): kubelet's CreateContainerConfigError, not a runtime error.
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
 
 func security(pod *corev1.Pod, c *corev1.Container) runtime.Security {
 	var s runtime.Security

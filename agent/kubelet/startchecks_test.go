@@ -235,3 +235,21 @@ func TestTerminationMessageFallback(t *testing.T) {
 		t.Fatalf("file message: %q", msg)
 	}
 }
+
+// TestBadSubPathIsAConfigError: a subPathExpr that cannot be used (here
+// the harness resolves no env, so it is missing) leaves the container
+// waiting with CreateContainerConfigError, as kubelet.
+func TestBadSubPathIsAConfigError(t *testing.T) {
+	h := newHarness(t)
+	h.add(testPod("sub", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "w", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		c := &p.Spec.Containers[0]
+		c.Env = []corev1.EnvVar{{Name: "POD_NAME", Value: ".."}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "w", MountPath: "/w", SubPathExpr: "$(POD_NAME)"}}
+	}))
+	h.sync("sub")
+	cs := h.pod("sub").Status.ContainerStatuses[0]
+	if w := cs.State.Waiting; w == nil || w.Reason != "CreateContainerConfigError" || !strings.Contains(w.Message, `volumeMount "w"`) {
+		t.Fatalf("state %+v", cs.State)
+	}
+}
