@@ -183,6 +183,32 @@ func TestPhase(t *testing.T) {
 	}
 }
 
+// Conditions other writers own (an eviction's DisruptionTarget, readiness
+// gates) survive the agent's status; its own are recomputed.
+func TestStatusKeepsForeignConditions(t *testing.T) {
+	bad := &containerView{latest: &runtime.ContainerStatus{ID: "b", State: runtime.StateExited, ExitCode: 137}}
+	disrupted := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}
+	gate := corev1.PodCondition{Type: "example.com/gate", Status: corev1.ConditionTrue}
+	pod := testPod("p", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Status.Conditions = []corev1.PodCondition{disrupted, {Type: corev1.PodReady, Status: corev1.ConditionTrue}, gate}
+	})
+	st := computeStatus(&statusInput{pod: pod, views: map[string]*containerView{"app": bad}, waiting: map[string]waiting{}, probes: NoProbes{}, now: time.Now()})
+	got := map[corev1.PodConditionType]corev1.PodCondition{}
+	for _, c := range st.Conditions {
+		if _, dup := got[c.Type]; dup {
+			t.Fatalf("condition %s twice: %+v", c.Type, st.Conditions)
+		}
+		got[c.Type] = c
+	}
+	if st.Phase != corev1.PodFailed || got[corev1.DisruptionTarget] != disrupted || got[gate.Type] != gate {
+		t.Fatalf("phase %s, conditions %+v", st.Phase, st.Conditions)
+	}
+	if got[corev1.PodReady].Status != corev1.ConditionFalse {
+		t.Fatalf("Ready of a failed pod: %+v", got[corev1.PodReady])
+	}
+}
+
 func TestPullAuth(t *testing.T) {
 	secret := func(typ corev1.SecretType, key, data string) *corev1.Secret {
 		return &corev1.Secret{Type: typ, Data: map[string][]byte{key: []byte(data)}}
