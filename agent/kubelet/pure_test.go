@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/agent/runtime"
@@ -150,6 +151,11 @@ func TestResolvAndHosts(t *testing.T) {
 	}
 }
 
+func deleted(p *corev1.Pod) *corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	return p
+}
+
 func TestPhase(t *testing.T) {
 	run := &containerView{latest: &runtime.ContainerStatus{ID: "r", State: runtime.StateRunning}}
 	ok := &containerView{latest: &runtime.ContainerStatus{ID: "o", State: runtime.StateExited}}
@@ -173,9 +179,13 @@ func TestPhase(t *testing.T) {
 		{"all succeeded", two(corev1.RestartPolicyNever), map[string]*containerView{"app": ok, "side": ok}, corev1.PodSucceeded},
 		{"one failed Never", two(corev1.RestartPolicyNever), map[string]*containerView{"app": ok, "side": bad}, corev1.PodFailed},
 		{"all succeeded OnFailure", two(corev1.RestartPolicyOnFailure), map[string]*containerView{"app": ok, "side": ok}, corev1.PodSucceeded},
+		{"deleted and stopped", deleted(two(corev1.RestartPolicyAlways)), map[string]*containerView{"app": bad, "side": ok}, corev1.PodFailed},
+		{"deleted before starting", deleted(two(corev1.RestartPolicyNever)), map[string]*containerView{}, corev1.PodFailed},
+		{"deleted after succeeding", deleted(two(corev1.RestartPolicyOnFailure)), map[string]*containerView{"app": ok, "side": ok}, corev1.PodSucceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := computeStatus(&statusInput{pod: tc.pod, views: tc.views, waiting: map[string]waiting{}, probes: NoProbes{}, now: time.Now()})
+			st := computeStatus(&statusInput{pod: tc.pod, views: tc.views, waiting: map[string]waiting{}, probes: NoProbes{}, now: time.Now(),
+				deleted: tc.pod.DeletionTimestamp != nil})
 			if st.Phase != tc.want {
 				t.Errorf("phase %s, want %s", st.Phase, tc.want)
 			}

@@ -33,6 +33,9 @@ type statusInput struct {
 	hostIP   string
 	netDone  bool // the pod's network (or host network) is ready
 	now      time.Time
+	// deleted: the pod was deleted and its containers are stopped; it ends
+	// Succeeded or Failed, as the kubelet's getPhase for terminal pods.
+	deleted bool
 }
 
 func mtime(t time.Time) metav1.Time {
@@ -204,6 +207,9 @@ func computeStatus(in *statusInput) corev1.PodStatus {
 		st.ContainerStatuses = append(st.ContainerStatuses, in.containerStatus(&pod.Spec.Containers[i], false))
 	}
 	st.Phase = in.phase(st.ContainerStatuses)
+	if in.deleted && st.Phase != corev1.PodSucceeded {
+		st.Phase = corev1.PodFailed
+	}
 	if old := pod.Status.Phase; old == corev1.PodFailed || old == corev1.PodSucceeded {
 		st.Phase, st.Reason, st.Message = old, pod.Status.Reason, pod.Status.Message
 	}
