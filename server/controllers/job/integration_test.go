@@ -179,7 +179,7 @@ func TestJobSuspendAndDeadline(t *testing.T) {
 }
 
 func TestIndexesRoundTrip(t *testing.T) {
-	for _, s := range []string{"", "0", "0-2", "1,3-5,7"} {
+	for _, s := range []string{"", "0", "0,1", "0-2", "1,3-5,7", "0,1,3,4,6-9"} {
 		if got := formatIndexes(parseIndexes(s, 10)); got != s {
 			t.Errorf("%q -> %q", s, got)
 		}
@@ -189,10 +189,10 @@ func TestIndexesRoundTrip(t *testing.T) {
 func TestBackoffDoubles(t *testing.T) {
 	now := time.Unix(1000, 0)
 	for _, tc := range []struct {
-		failures int
+		failures int32
 		want     time.Duration
 	}{{0, 0}, {1, 10 * time.Second}, {2, 20 * time.Second}, {3, 40 * time.Second}, {20, 6 * time.Minute}} {
-		if got := backoffLeftAt(backoffRecord{failures: tc.failures, last: now}, now, backoffBase); got != tc.want {
+		if got := backoffLeft(tc.failures, now, now, backoffBase, backoffMax); got != tc.want {
 			t.Errorf("%d failures: %v, want %v", tc.failures, got, tc.want)
 		}
 	}
