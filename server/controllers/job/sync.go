@@ -176,6 +176,7 @@ func (c *Controller) manageAndComplete(ctx context.Context, s *jobState, satisfi
 	case ptr.Deref(j.Spec.Suspend, false):
 		if setCondition(j, batchv1.JobSuspended, "JobSuspended", "Job suspended", s.now) {
 			c.recorder.Event(j, corev1.EventTypeNormal, "Suspended", "Job suspended")
+			j.Status.StartTime = nil // MutableSchedulingDirectivesForSuspendedJobs (on since 1.36)
 			return true, err
 		}
 	case condition(j, batchv1.JobSuspended) != nil:
