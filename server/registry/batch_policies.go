@@ -26,6 +26,7 @@ const (
 	maxOnPodConditionsPatterns   = 20
 	maxSuccessPolicyRules        = 20
 	maxSucceededIndexesLength    = 64 * 1024
+	maxManagedByLength           = 63
 )
 
 var (
@@ -92,7 +93,7 @@ func validateJobIndexing(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateJobPolicies checks podFailurePolicy, successPolicy and
+// validateJobPolicies checks podFailurePolicy, successPolicy, managedBy and
 // podReplacementPolicy together with the restart policy they need.
 func validateJobPolicies(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -107,6 +108,12 @@ func validateJobPolicies(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("successPolicy"), *s.SuccessPolicy, "requires indexed completion mode"))
 		} else {
 			errs = append(errs, validateSuccessPolicy(s, p.Child("successPolicy"))...)
+		}
+	}
+	if m := s.ManagedBy; m != nil {
+		errs = append(errs, validation.IsDomainPrefixedPath(p.Child("managedBy"), *m)...)
+		if len(*m) > maxManagedByLength {
+			errs = append(errs, field.TooLong(p.Child("managedBy"), "", maxManagedByLength))
 		}
 	}
 	if r := s.PodReplacementPolicy; r != nil {

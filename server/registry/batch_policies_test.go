@@ -87,6 +87,9 @@ func TestJobPolicyValidation(t *testing.T) {
 		{"success policy empty rule", "batch", "jobs", policyJob(func(s *batchv1.JobSpec) {
 			s.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{}}}
 		}), field.ErrorTypeRequired, "spec.successPolicy.rules[0]"},
+		{"managedBy", "batch", "jobs", policyJob(func(s *batchv1.JobSpec) { s.ManagedBy = ptr.To("example.com/custom-job-controller") }), "", ""},
+		{"managedBy not a domain path", "batch", "jobs", policyJob(func(s *batchv1.JobSpec) { s.ManagedBy = ptr.To("custom") }),
+			field.ErrorTypeInvalid, "spec.managedBy"},
 		{"success policy NonIndexed", "batch", "jobs", policyJob(func(s *batchv1.JobSpec) {
 			s.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
 			s.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededCount: ptr.To[int32](1)}}}

@@ -40,5 +40,6 @@
 // Orphans matching a Job's selector are adopted (gaining the finalizer),
 // pods that stop matching are released (losing it), as upstream's
 // getPodsForJob. Pods whose Job is gone or finished, or that have no
-// controller, lose their finalizer (a live GET confirms it first).
+// controller, lose their finalizer (a live GET confirms it first). Jobs
+// whose spec.managedBy names another controller are left to it.
 package job

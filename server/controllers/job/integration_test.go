@@ -197,3 +197,22 @@ func TestBackoffDoubles(t *testing.T) {
 		}
 	}
 }
+
+// A Job managed by another controller gets neither pods nor status.
+func TestJobManagedElsewhere(t *testing.T) {
+	cs := startController(t, 10*time.Millisecond)
+	j := testJob("external", 1, 1)
+	j.Spec.ManagedBy = ptr.To("example.com/custom-job-controller")
+	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A Job created after it is synced after it: once that one has a pod,
+	// the first one was seen and left alone.
+	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), testJob("marker", 1, 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kittest.Until(t, "marker job's pod", func() bool { return len(listPods(t, cs, "marker")) == 1 })
+	if got := getJob(t, cs, "external"); len(listPods(t, cs, "external")) != 0 || got.Status.StartTime != nil || got.Status.Active != 0 {
+		t.Fatalf("a Job managed elsewhere was synced: %+v", got.Status)
+	}
+}

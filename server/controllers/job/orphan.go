@@ -33,6 +33,8 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	case ref != nil:
 		j, err := c.client.BatchV1().Jobs(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		switch {
+		case err == nil && j.UID == ref.UID && managedElsewhere(j):
+			return nil // the Job's own controller handles its finalizers
 		case err == nil && j.UID == ref.UID && !isFinished(j):
 			c.queue.Add(ns + "/" + ref.Name) // its Job counts it
 			return nil

@@ -66,6 +66,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	} else if err != nil {
 		return err
 	}
+	if managedElsewhere(cached) {
+		return nil
+	}
 	if isFinished(cached) {
 		c.forgetBackoff(key)
 		return c.releaseFinishedPods(ctx, cached)
@@ -103,6 +106,12 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		c.queue.AddAfter(key, s.requeue)
 	}
 	return manageErr
+}
+
+// managedElsewhere: spec.managedBy names another controller, which then
+// owns the Job's pods and status (JobManagedBy, GA in 1.35).
+func managedElsewhere(j *batchv1.Job) bool {
+	return ptr.Deref(j.Spec.ManagedBy, batchv1.JobControllerName) != batchv1.JobControllerName
 }
 
 // newState sorts the Job's pods and counts those that finished.
