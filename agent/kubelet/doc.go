@@ -21,11 +21,13 @@
 // terminationMessagePath file (or, with FallbackToLogsOnError after a
 // failure, its log's last lines) becomes its terminated message. The pod
 // status (phase, conditions, container statuses, IPs, QoS class) is written
-// only when it changed.
+// only when it changed; conditions the kubelet does not own (DisruptionTarget,
+// readiness gates) are kept.
 //
 // A pod with a deletionTimestamp is stopped (preStop, SIGTERM, grace,
-// SIGKILL), its containers, network, cgroup and volumes are removed, and
-// only then the pod object is deleted with grace 0 and a UID precondition.
+// SIGKILL) and reported Succeeded or Failed, its containers, network,
+// cgroup and volumes are removed, and only then the pod object is deleted
+// with grace 0 and a UID precondition.
 // After an agent restart running containers are adopted from the runtime's
 // labels; resources of pods no longer bound here are garbage-collected.
 //

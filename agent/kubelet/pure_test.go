@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/agent/runtime"
@@ -150,6 +151,11 @@ func TestResolvAndHosts(t *testing.T) {
 	}
 }
 
+func deleted(p *corev1.Pod) *corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	return p
+}
+
 func TestPhase(t *testing.T) {
 	run := &containerView{latest: &runtime.ContainerStatus{ID: "r", State: runtime.StateRunning}}
 	ok := &containerView{latest: &runtime.ContainerStatus{ID: "o", State: runtime.StateExited}}
@@ -173,13 +179,43 @@ func TestPhase(t *testing.T) {
 		{"all succeeded", two(corev1.RestartPolicyNever), map[string]*containerView{"app": ok, "side": ok}, corev1.PodSucceeded},
 		{"one failed Never", two(corev1.RestartPolicyNever), map[string]*containerView{"app": ok, "side": bad}, corev1.PodFailed},
 		{"all succeeded OnFailure", two(corev1.RestartPolicyOnFailure), map[string]*containerView{"app": ok, "side": ok}, corev1.PodSucceeded},
+		{"deleted and stopped", deleted(two(corev1.RestartPolicyAlways)), map[string]*containerView{"app": bad, "side": ok}, corev1.PodFailed},
+		{"deleted before starting", deleted(two(corev1.RestartPolicyNever)), map[string]*containerView{}, corev1.PodFailed},
+		{"deleted after succeeding", deleted(two(corev1.RestartPolicyOnFailure)), map[string]*containerView{"app": ok, "side": ok}, corev1.PodSucceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := computeStatus(&statusInput{pod: tc.pod, views: tc.views, waiting: map[string]waiting{}, probes: NoProbes{}, now: time.Now()})
+			st := computeStatus(&statusInput{pod: tc.pod, views: tc.views, waiting: map[string]waiting{}, probes: NoProbes{}, now: time.Now(),
+				deleted: tc.pod.DeletionTimestamp != nil})
 			if st.Phase != tc.want {
 				t.Errorf("phase %s, want %s", st.Phase, tc.want)
 			}
 		})
+	}
+}
+
+// Conditions other writers own (an eviction's DisruptionTarget, readiness
+// gates) survive the agent's status; its own are recomputed.
+func TestStatusKeepsForeignConditions(t *testing.T) {
+	bad := &containerView{latest: &runtime.ContainerStatus{ID: "b", State: runtime.StateExited, ExitCode: 137}}
+	disrupted := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}
+	gate := corev1.PodCondition{Type: "example.com/gate", Status: corev1.ConditionTrue}
+	pod := testPod("p", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Status.Conditions = []corev1.PodCondition{disrupted, {Type: corev1.PodReady, Status: corev1.ConditionTrue}, gate}
+	})
+	st := computeStatus(&statusInput{pod: pod, views: map[string]*containerView{"app": bad}, waiting: map[string]waiting{}, probes: NoProbes{}, now: time.Now()})
+	got := map[corev1.PodConditionType]corev1.PodCondition{}
+	for _, c := range st.Conditions {
+		if _, dup := got[c.Type]; dup {
+			t.Fatalf("condition %s twice: %+v", c.Type, st.Conditions)
+		}
+		got[c.Type] = c
+	}
+	if st.Phase != corev1.PodFailed || got[corev1.DisruptionTarget] != disrupted || got[gate.Type] != gate {
+		t.Fatalf("phase %s, conditions %+v", st.Phase, st.Conditions)
+	}
+	if got[corev1.PodReady].Status != corev1.ConditionFalse {
+		t.Fatalf("Ready of a failed pod: %+v", got[corev1.PodReady])
 	}
 }
 

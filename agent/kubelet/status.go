@@ -33,6 +33,9 @@ type statusInput struct {
 	hostIP   string
 	netDone  bool // the pod's network (or host network) is ready
 	now      time.Time
+	// deleted: the pod was deleted and its containers are stopped; it ends
+	// Succeeded or Failed, as the kubelet's getPhase for terminal pods.
+	deleted bool
 }
 
 func mtime(t time.Time) metav1.Time {
@@ -204,11 +207,34 @@ func computeStatus(in *statusInput) corev1.PodStatus {
 		st.ContainerStatuses = append(st.ContainerStatuses, in.containerStatus(&pod.Spec.Containers[i], false))
 	}
 	st.Phase = in.phase(st.ContainerStatuses)
+	if in.deleted && st.Phase != corev1.PodSucceeded {
+		st.Phase = corev1.PodFailed
+	}
 	if old := pod.Status.Phase; old == corev1.PodFailed || old == corev1.PodSucceeded {
 		st.Phase, st.Reason, st.Message = old, pod.Status.Reason, pod.Status.Message
 	}
-	st.Conditions = in.conditions(&st)
+	st.Conditions = append(foreignConditions(pod.Status.Conditions), in.conditions(&st)...)
 	return st
+}
+
+// kubeletConditions are the condition types the agent computes
+// (kubetypes.PodConditionsByKubelet).
+var kubeletConditions = map[corev1.PodConditionType]bool{
+	corev1.PodScheduled: true, corev1.PodReady: true, corev1.PodInitialized: true, corev1.ContainersReady: true,
+	corev1.PodReadyToStartContainers: true, corev1.PodResizePending: true, corev1.PodResizeInProgress: true,
+}
+
+// foreignConditions are the conditions other writers own (DisruptionTarget
+// of an eviction or preemption, readiness gates); the agent keeps them as
+// the status manager's mergePodStatus does.
+func foreignConditions(old []corev1.PodCondition) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range old {
+		if !kubeletConditions[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (in *statusInput) conditions(st *corev1.PodStatus) []corev1.PodCondition {

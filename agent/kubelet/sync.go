@@ -140,7 +140,7 @@ func (k *Kubelet) report(ctx context.Context, pod *corev1.Pod, st *podState, wai
 	}
 	status := computeStatus(&statusInput{pod: pod, views: views, waiting: waits, images: st.images,
 		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes,
-		podIP: st.podIP, hostIP: k.cfg.HostIP, netDone: netDone, now: k.cfg.Now()})
+		podIP: st.podIP, hostIP: k.cfg.HostIP, netDone: netDone, now: k.cfg.Now(), deleted: pod.DeletionTimestamp != nil})
 	return k.writeStatus(ctx, pod, status)
 }
 

@@ -17,11 +17,16 @@ import (
 	"github.com/orch/orch/agent/runtime"
 )
 
-// terminate stops a deleted pod, removes everything it had on the node and
-// then deletes the pod object for good (grace 0, UID precondition).
+// terminate stops a deleted pod, reports its final phase (Succeeded when
+// every container did, else Failed), removes everything it had on the node
+// and then deletes the pod object for good (grace 0, UID precondition). A
+// pod already finished keeps the status it has: its containers are gone
+// on a second pass (a finalizer may keep the object).
 func (k *Kubelet) terminate(ctx context.Context, pod *corev1.Pod, st *podState) error {
 	k.stopPod(ctx, pod, gracePeriod(pod))
-	_ = k.report(ctx, pod, st, nil, false)
+	if !terminal(pod) {
+		_ = k.report(ctx, pod, st, nil, false)
+	}
 	if err := k.cleanupPod(ctx, pod.UID); err != nil {
 		return err
 	}

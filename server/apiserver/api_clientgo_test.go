@@ -176,3 +176,45 @@ func TestClientGoMetadata(t *testing.T) {
 		t.Fatalf("metadata watch event %v", ev)
 	}
 }
+
+// An evicted pod gets the DisruptionTarget condition before it is deleted,
+// as upstream's eviction subresource does; a pod kept by a finalizer shows it.
+func TestEvictionAddsDisruptionTarget(t *testing.T) {
+	e := newAPIEnv(t, 100, nil)
+	cs := loopbackClient(t, e)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	e.createNamespace("default")
+	pods := cs.CoreV1().Pods("default")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "kept", Finalizers: []string{"example.com/keep"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "kept"},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID("other")}}}
+	if err := pods.EvictV1(ctx, stale); !apierrors.IsConflict(err) {
+		t.Fatalf("eviction with a wrong uid precondition: %v, want a conflict", err)
+	}
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "kept"},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &created.ResourceVersion}}}
+	if err := pods.EvictV1(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pods.Get(ctx, "kept", metav1.GetOptions{})
+	if err != nil || got.DeletionTimestamp == nil {
+		t.Fatalf("evicted pod kept by a finalizer: %v, deletionTimestamp %v", err, got.DeletionTimestamp)
+	}
+	var cond *corev1.PodCondition
+	for i := range got.Status.Conditions {
+		if got.Status.Conditions[i].Type == corev1.DisruptionTarget {
+			cond = &got.Status.Conditions[i]
+		}
+	}
+	if cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != "EvictionByEvictionAPI" || cond.Message != "Eviction API: evicting" {
+		t.Fatalf("DisruptionTarget condition: %+v", cond)
+	}
+}
+
+func ptrUID(s string) *types.UID { u := types.UID(s); return &u }

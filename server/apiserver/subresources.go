@@ -189,8 +189,8 @@ func bindPod(pod *corev1.Pod, b *corev1.Binding) {
 }
 
 // handleEviction serves POST pods/<name>/eviction: unless the pod's
-// PodDisruptionBudget forbids it (429), the pod is deleted with the
-// Eviction's DeleteOptions.
+// PodDisruptionBudget forbids it (429), the pod gets the DisruptionTarget
+// condition and is deleted with the Eviction's DeleteOptions.
 func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
 	body, err := s.decodeRequest(w, r, rc, evictionGVK)
 	if err != nil {
@@ -213,6 +213,12 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, rc *reqC
 	if err := s.evictionAllowed(r.Context(), rc, len(opts.DryRun) > 0); err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if len(opts.DryRun) == 0 {
+		if opts, err = s.markEvicted(r.Context(), rc, opts); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	if _, err := s.deleteObject(r.Context(), rc, rc.name, opts, len(opts.DryRun) > 0); err != nil {
 		s.writeError(w, r, err)

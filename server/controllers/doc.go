@@ -11,7 +11,8 @@
 //	deployment rolls Deployments out through their ReplicaSets
 //	pvbinder   binds PersistentVolumeClaims and PersistentVolumes, reclaims released volumes
 //	localpath  the local-path StorageClass and provisioner (hostPath PVs on the pod's node)
-//	job        runs Jobs' pods to completion (Indexed too), back-off, deadline, suspend
+//	job        runs Jobs' pods to completion (Indexed too), back-off, deadline, suspend,
+//	           pod failure policy, success policy, per-index back-off, adoption
 //	cronjob    creates Jobs on a cron schedule, concurrency policy, history limits
 //	ttlafterfinished deletes finished Jobs after spec.ttlSecondsAfterFinished
 //	garbagecollector deletes dependents by ownerReferences (Background, Foreground, Orphan)

@@ -88,6 +88,7 @@ func defaultJob(j *batchv1.Job) {
 	if s.ManualSelector == nil {
 		s.ManualSelector = ptr.To(false)
 	}
+	defaultPodFailurePolicy(s.PodFailurePolicy)
 }
 
 // generateJobSelector is the job strategy's generateSelector: unless
@@ -163,9 +164,8 @@ func validateJobSpec(s *batchv1.JobSpec, p *field.Path, needSelector bool) field
 			errs = append(errs, field.Required(p.Child("completions"), "when completion mode is Indexed"))
 		}
 	}
-	if r := s.PodReplacementPolicy; r != nil {
-		errs = append(errs, oneOf(*r, p.Child("podReplacementPolicy"), batchv1.TerminatingOrFailed, batchv1.Failed)...)
-	}
+	errs = append(errs, validateJobIndexing(s, p)...)
+	errs = append(errs, validateJobPolicies(s, p)...)
 	if needSelector {
 		if s.Selector == nil {
 			errs = append(errs, field.Required(p.Child("selector"), ""))
@@ -284,6 +284,7 @@ func cronJobRules() rules {
 
 func defaultCronJob(c *batchv1.CronJob) {
 	defaultPodSpec(&c.Spec.JobTemplate.Spec.Template.Spec)
+	defaultPodFailurePolicy(c.Spec.JobTemplate.Spec.PodFailurePolicy)
 	if c.Spec.ConcurrencyPolicy == "" {
 		c.Spec.ConcurrencyPolicy = batchv1.AllowConcurrent
 	}

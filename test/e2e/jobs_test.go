@@ -15,8 +15,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestJobs runs Jobs, a CronJob, namespace deletion and the garbage
-// collector's propagation policies on one server and one real agent.
+// TestJobs runs Jobs, a CronJob, namespace deletion, the garbage
+// collector's propagation policies, pod failure and success policies and
+// per-index back-off on one server and one real agent.
 func TestJobs(t *testing.T) {
 	e := startCluster(t)
 	cs := e.server.Clientset
@@ -28,6 +29,10 @@ func TestJobs(t *testing.T) {
 	t.Run("ForegroundAndOrphanDeletion", func(t *testing.T) { jobsPropagation(t, cs) })
 	t.Run("NamespaceDeletion", func(t *testing.T) { jobsNamespaceDeletion(t, cs) })
 	t.Run("CronJobFires", func(t *testing.T) { jobsCron(t, cs) })
+	t.Run("PodFailurePolicyFailJob", func(t *testing.T) { jobsFailJob(t, cs) })
+	t.Run("PodFailurePolicyIgnoresEviction", func(t *testing.T) { jobsIgnoreEviction(t, cs) })
+	t.Run("BackoffLimitPerIndex", func(t *testing.T) { jobsPerIndex(t, cs) })
+	t.Run("SuccessPolicy", func(t *testing.T) { jobsSuccessPolicy(t, cs) })
 }
 
 // jobsSpec is a Job running script in busybox.

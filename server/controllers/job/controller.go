@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -66,9 +68,9 @@ func New(kc *kit.Context) (*Controller, error) {
 		return nil, err
 	}
 	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.podEvent(obj, true, false) },
-		UpdateFunc: func(_, obj any) { c.podEvent(obj, false, false) },
-		DeleteFunc: func(obj any) { c.podEvent(obj, false, true) },
+		AddFunc:    func(obj any) { c.podEvent(nil, obj, true, false) },
+		UpdateFunc: func(old, obj any) { c.podEvent(old, obj, false, false) },
+		DeleteFunc: func(obj any) { c.podEvent(nil, obj, false, true) },
 	}); err != nil {
 		return nil, err
 	}
@@ -105,9 +107,7 @@ func (c *Controller) jobDeleted(obj any) {
 	}
 	key := j.Namespace + "/" + j.Name
 	c.exp.forget(key)
-	c.mu.Lock()
-	delete(c.backoff, key)
-	c.mu.Unlock()
+	c.forgetBackoff(key)
 	pods, _ := c.pods.Pods(j.Namespace).List(labelsAll)
 	for _, p := range pods {
 		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID && hasFinalizer(p) {
@@ -116,24 +116,24 @@ func (c *Controller) jobDeleted(obj any) {
 	}
 }
 
-// podEvent lowers expectations and enqueues the owning Job (or the pod
-// itself when its Job is unknown).
-func (c *Controller) podEvent(obj any, added, deleted bool) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if p, ok = tomb.Obj.(*corev1.Pod); !ok {
-			return
+// podEvent lowers expectations and enqueues the owning Job, the Job a pod
+// was released from, the Jobs that may adopt an orphan, and orphans that
+// still hold the tracking finalizer.
+func (c *Controller) podEvent(oldObj, obj any, added, deleted bool) {
+	p := asPod(obj)
+	if p == nil {
+		return
+	}
+	ref := jobRef(p)
+	if old := asPod(oldObj); old != nil {
+		if oldRef := jobRef(old); oldRef != nil && (ref == nil || ref.UID != oldRef.UID) {
+			key := p.Namespace + "/" + oldRef.Name
+			c.exp.finalizerRemoved(key, oldRef.UID, p.UID)
+			c.queue.Add(key)
 		}
 	}
-	ref := metav1.GetControllerOf(p)
-	if ref == nil || ref.Kind != "Job" || !strings.HasPrefix(ref.APIVersion, "batch/") {
-		if hasFinalizer(p) && !deleted {
-			c.queue.Add(orphanPrefix + p.Namespace + "/" + p.Name)
-		}
+	if ref == nil {
+		c.orphanEvent(oldObj, p, added, deleted)
 		return
 	}
 	key := p.Namespace + "/" + ref.Name
@@ -143,10 +143,76 @@ func (c *Controller) podEvent(obj any, added, deleted bool) {
 	case deleted || p.DeletionTimestamp != nil:
 		c.exp.observeDeleting(key, ref.UID, p.UID)
 	}
+	if deleted || !hasFinalizer(p) {
+		c.exp.finalizerRemoved(key, ref.UID, p.UID)
+	}
 	j, err := c.jobs.Jobs(p.Namespace).Get(ref.Name)
 	if (err != nil || j.UID != ref.UID) && hasFinalizer(p) && !deleted {
 		c.queue.Add(orphanPrefix + p.Namespace + "/" + p.Name)
 		return
 	}
 	c.queue.Add(key)
+}
+
+// orphanEvent handles a pod no Job controls: its tracking finalizer goes,
+// and when it is new or its labels or owner changed, the Jobs whose
+// selector matches it may adopt it.
+func (c *Controller) orphanEvent(oldObj any, p *corev1.Pod, added, deleted bool) {
+	if deleted {
+		return
+	}
+	if hasFinalizer(p) {
+		c.queue.Add(orphanPrefix + p.Namespace + "/" + p.Name)
+	}
+	if old := asPod(oldObj); !added && (old == nil || (maps.Equal(old.Labels, p.Labels) && jobRef(old) == nil)) {
+		return
+	}
+	jobs, err := c.jobs.Jobs(p.Namespace).List(labelsAll)
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(p.Labels)) {
+			c.queue.Add(j.Namespace + "/" + j.Name)
+		}
+	}
+}
+
+// jobRef is the pod's controller reference when it is a batch Job.
+func jobRef(p *corev1.Pod) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(p)
+	if ref == nil || ref.Kind != "Job" || !strings.HasPrefix(ref.APIVersion, "batch/") {
+		return nil
+	}
+	return ref
+}
+
+func asPod(obj any) *corev1.Pod {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return o
+	case cache.DeletedFinalStateUnknown:
+		p, _ := o.Obj.(*corev1.Pod)
+		return p
+	}
+	return nil
+}
+
+func (c *Controller) backoffOf(key string) backoffRecord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.backoff[key]
+}
+
+func (c *Controller) setBackoff(key string, r backoffRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.backoff[key] = r
+}
+
+func (c *Controller) forgetBackoff(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.backoff, key)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // expectationsTimeout bounds how long a sync waits for the cache to show
@@ -24,6 +25,10 @@ type expected struct {
 	adds  int
 	dels  map[types.UID]bool
 	since time.Time
+	// rmFinalizers are pods whose tracking finalizer this controller
+	// removed and the cache does not show gone yet: they are counted
+	// already (upstream's finalizerExpectations).
+	rmFinalizers map[types.UID]bool
 }
 
 func newExpectations() *expectations { return &expectations{m: map[string]*expected{}} }
@@ -31,7 +36,7 @@ func newExpectations() *expectations { return &expectations{m: map[string]*expec
 func (e *expectations) get(key string, job types.UID) *expected {
 	x := e.m[key]
 	if x == nil || x.job != job {
-		x = &expected{job: job, dels: map[types.UID]bool{}}
+		x = &expected{job: job, dels: map[types.UID]bool{}, rmFinalizers: map[types.UID]bool{}}
 		e.m[key] = x
 	}
 	x.since = time.Now()
@@ -86,6 +91,41 @@ func (e *expectations) satisfied(key string, job types.UID) bool {
 		return true
 	}
 	return (x.adds <= 0 && len(x.dels) == 0) || time.Since(x.since) > expectationsTimeout
+}
+
+// expectFinalizerRemoval records a finalizer removal about to be made.
+func (e *expectations) expectFinalizerRemoval(key string, job, pod types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x := e.m[key]
+	if x == nil || x.job != job {
+		x = &expected{job: job, dels: map[types.UID]bool{}, rmFinalizers: map[types.UID]bool{}, since: time.Now()}
+		e.m[key] = x
+	}
+	x.rmFinalizers[pod] = true
+}
+
+// finalizerRemoved records that the cache shows the pod without the
+// finalizer (or gone), or that the removal failed.
+func (e *expectations) finalizerRemoved(key string, job, pod types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x := e.m[key]; x != nil && (x.job == job || job == "") {
+		delete(x.rmFinalizers, pod)
+	}
+}
+
+// finalizersExpected are the pods whose finalizer removal is not seen yet.
+func (e *expectations) finalizersExpected(key string, job types.UID) sets.Set[types.UID] {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := sets.New[types.UID]()
+	if x := e.m[key]; x != nil && x.job == job {
+		for uid := range x.rmFinalizers {
+			out.Insert(uid)
+		}
+	}
+	return out
 }
 
 func (e *expectations) forget(key string) {

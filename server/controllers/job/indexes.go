@@ -33,7 +33,8 @@ func parseIndexes(s string, limit int) sets.Set[int] {
 	return out
 }
 
-// formatIndexes writes a set as upstream does: ascending, ranges joined.
+// formatIndexes writes a set as upstream does: ascending, runs of three
+// or more as ranges ("0,1,3-5").
 func formatIndexes(set sets.Set[int]) string {
 	idx := set.UnsortedList()
 	slices.Sort(idx)
@@ -47,7 +48,11 @@ func formatIndexes(set sets.Set[int]) string {
 			b.WriteByte(',')
 		}
 		b.WriteString(strconv.Itoa(idx[i]))
-		if j > i {
+		switch {
+		case j == i+1: // two in a row are listed, as upstream's orderedIntervals.String
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(idx[j]))
+		case j > i:
 			b.WriteByte('-')
 			b.WriteString(strconv.Itoa(idx[j]))
 		}

@@ -179,7 +179,7 @@ func TestJobSuspendAndDeadline(t *testing.T) {
 }
 
 func TestIndexesRoundTrip(t *testing.T) {
-	for _, s := range []string{"", "0", "0-2", "1,3-5,7"} {
+	for _, s := range []string{"", "0", "0,1", "0-2", "1,3-5,7", "0,1,3,4,6-9"} {
 		if got := formatIndexes(parseIndexes(s, 10)); got != s {
 			t.Errorf("%q -> %q", s, got)
 		}
@@ -189,11 +189,30 @@ func TestIndexesRoundTrip(t *testing.T) {
 func TestBackoffDoubles(t *testing.T) {
 	now := time.Unix(1000, 0)
 	for _, tc := range []struct {
-		failures int
+		failures int32
 		want     time.Duration
 	}{{0, 0}, {1, 10 * time.Second}, {2, 20 * time.Second}, {3, 40 * time.Second}, {20, 6 * time.Minute}} {
-		if got := backoffLeftAt(backoffRecord{failures: tc.failures, last: now}, now, backoffBase); got != tc.want {
+		if got := backoffLeft(tc.failures, now, now, backoffBase, backoffMax); got != tc.want {
 			t.Errorf("%d failures: %v, want %v", tc.failures, got, tc.want)
 		}
+	}
+}
+
+// A Job managed by another controller gets neither pods nor status.
+func TestJobManagedElsewhere(t *testing.T) {
+	cs := startController(t, 10*time.Millisecond)
+	j := testJob("external", 1, 1)
+	j.Spec.ManagedBy = ptr.To("example.com/custom-job-controller")
+	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A Job created after it is synced after it: once that one has a pod,
+	// the first one was seen and left alone.
+	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), testJob("marker", 1, 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kittest.Until(t, "marker job's pod", func() bool { return len(listPods(t, cs, "marker")) == 1 })
+	if got := getJob(t, cs, "external"); len(listPods(t, cs, "external")) != 0 || got.Status.StartTime != nil || got.Status.Active != 0 {
+		t.Fatalf("a Job managed elsewhere was synced: %+v", got.Status)
 	}
 }

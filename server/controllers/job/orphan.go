@@ -10,7 +10,8 @@ import (
 )
 
 // syncOrphanPod removes the tracking finalizer of a pod whose Job is gone
-// (confirmed with a live GET, the cache may lag) or that has no Job at all.
+// or finished (confirmed with a live GET, the cache may lag) or that has no
+// controller at all (confirmed the same way).
 func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -25,15 +26,34 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	if !hasFinalizer(p) {
 		return nil
 	}
-	if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "Job" {
+	ref := metav1.GetControllerOf(p)
+	switch {
+	case ref != nil && jobRef(p) == nil:
+		return nil // another kind of controller owns it
+	case ref != nil:
 		j, err := c.client.BatchV1().Jobs(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		switch {
-		case err == nil && j.UID == ref.UID:
+		case err == nil && j.UID == ref.UID && managedElsewhere(j):
+			return nil // the Job's own controller handles its finalizers
+		case err == nil && j.UID == ref.UID && !isFinished(j):
 			c.queue.Add(ns + "/" + ref.Name) // its Job counts it
 			return nil
 		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("get job %s/%s: %w", ns, ref.Name, err)
 		}
+	default: // a Job may adopt it: only this orphaned version loses the finalizer
+		live, err := c.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || metav1.GetControllerOf(live) != nil {
+			return ignoreNotFound(err)
+		}
+		return c.patchOutFinalizer(ctx, live, true)
 	}
 	return c.removeFinalizer(ctx, p)
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 )
 
@@ -27,49 +29,29 @@ func isTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// podFailed: Failed, or deleted before it succeeded (upstream counts
-// deleted pods as failures with podReplacementPolicy TerminatingOrFailed).
-func podFailed(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodFailed || (p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded)
+// isPodFailed: Failed, or (unless spec.podReplacementPolicy is Failed)
+// deleted before it succeeded, as upstream counts pods that never get to
+// report a phase.
+func isPodFailed(p *corev1.Pod, j *batchv1.Job) bool {
+	if p.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	if onlyReplaceFailed(j) {
+		return false
+	}
+	return p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded
 }
 
-// controlledPods lists the pods whose controller is j.
-func (c *Controller) controlledPods(j *batchv1.Job) ([]*corev1.Pod, error) {
-	sel := labelsAll
-	if j.Spec.Selector != nil {
-		var err error
-		if sel, err = metav1.LabelSelectorAsSelector(j.Spec.Selector); err != nil {
-			return nil, fmt.Errorf("selector of job %s/%s: %w", j.Namespace, j.Name, err)
-		}
-	}
-	all, err := c.pods.Pods(j.Namespace).List(sel)
-	if err != nil {
-		return nil, err
-	}
-	var out []*corev1.Pod
-	for _, p := range all {
-		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+// onlyReplaceFailed: spec.podReplacementPolicy Failed, a deleted pod is
+// replaced only once it is Failed.
+func onlyReplaceFailed(j *batchv1.Job) bool {
+	return ptr.Deref(j.Spec.PodReplacementPolicy, batchv1.TerminatingOrFailed) == batchv1.Failed
 }
 
 func activePods(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
 		if !isTerminal(p) && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// donePods are the finished or terminating pods that still hold the finalizer.
-func donePods(pods []*corev1.Pod) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range pods {
-		if hasFinalizer(p) && (isTerminal(p) || p.DeletionTimestamp != nil) {
 			out = append(out, p)
 		}
 	}
@@ -89,41 +71,50 @@ func terminatingCount(pods []*corev1.Pod) int {
 func readyCount(pods []*corev1.Pod) int32 {
 	var n int32
 	for _, p := range pods {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				n++
-			}
+		if podReady(p) {
+			n++
 		}
 	}
 	return n
 }
 
-func restartCount(pods []*corev1.Pod) int32 {
-	var n int32
-	for _, p := range pods {
-		for _, cs := range p.Status.InitContainerStatuses {
-			n += cs.RestartCount
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			n += cs.RestartCount
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
 		}
 	}
-	return n
+	return false
 }
 
-// removeFinalizers drops the tracking finalizer from pods.
-func (c *Controller) removeFinalizers(ctx context.Context, pods []*corev1.Pod) error {
+// removeFinalizers drops the tracking finalizer from pods and returns the
+// uids it is gone from (a pod already deleted counts); the removals are
+// expected, so a cache that still shows the finalizer does not count a pod
+// twice.
+func (c *Controller) removeFinalizers(ctx context.Context, s *jobState, pods []*corev1.Pod) (sets.Set[types.UID], error) {
+	done := sets.New[types.UID]()
+	var errs []error
 	for _, p := range pods {
+		c.exp.expectFinalizerRemoval(s.key, s.job.UID, p.UID)
 		if err := c.removeFinalizer(ctx, p); err != nil {
-			return err
+			c.exp.finalizerRemoved(s.key, s.job.UID, p.UID)
+			errs = append(errs, err)
+			continue
 		}
+		done.Insert(p.UID)
 	}
-	return nil
+	return done, errors.Join(errs...)
 }
 
 // removeFinalizer patches the finalizer away (JSON patch with a test of the
 // list, so a concurrent change of the finalizers makes it retry).
 func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
+	return c.patchOutFinalizer(ctx, p, false)
+}
+
+// patchOutFinalizer removes the tracking finalizer; with pinned, only from
+// the very version p is (a Job may adopt an orphan meanwhile).
+func (c *Controller) patchOutFinalizer(ctx context.Context, p *corev1.Pod, pinned bool) error {
 	if !hasFinalizer(p) {
 		return nil
 	}
@@ -133,10 +124,14 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 			keep = append(keep, f)
 		}
 	}
-	patch, err := json.Marshal([]map[string]any{
+	ops := []map[string]any{
 		{"op": "test", "path": "/metadata/finalizers", "value": p.Finalizers},
 		{"op": "replace", "path": "/metadata/finalizers", "value": keep},
-	})
+	}
+	if pinned {
+		ops = append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": p.ResourceVersion}}, ops...)
+	}
+	patch, err := json.Marshal(ops)
 	if err != nil {
 		return err
 	}
@@ -147,33 +142,59 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 	return nil
 }
 
-// deletePods deletes pods and takes them off s.active.
-func (c *Controller) deletePods(ctx context.Context, s *jobState, pods []*corev1.Pod) error {
-	var firstErr error
+// deletePods deletes pods (with dropFinalizer, after removing their
+// tracking finalizer, so they are not counted as failed: upstream's
+// deleteJobPods) and moves them from s.active to the terminating ones. It
+// returns how many it deleted.
+func (c *Controller) deletePods(ctx context.Context, s *jobState, pods []*corev1.Pod, dropFinalizer bool) (int, error) {
+	var errs []error
 	gone := map[types.UID]bool{}
 	for _, p := range pods {
-		c.exp.expectDelete(s.key, s.job.UID, p.UID)
-		err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
-		if apierrors.IsNotFound(err) {
-			c.exp.observeDeleting(s.key, s.job.UID, p.UID) // already gone: no event will come
-		} else if err != nil {
-			c.exp.observeDeleting(s.key, s.job.UID, p.UID)
-			if firstErr == nil {
-				firstErr = fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
-			}
+		if err := c.deletePod(ctx, s, p, dropFinalizer); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		gone[p.UID] = true
-		s.deleting++
-		c.recorder.Eventf(s.job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", p.Name)
+		s.terminating++
+		if podReady(p) {
+			s.ready--
+		}
 	}
 	s.active = slices.DeleteFunc(slices.Clone(s.active), func(p *corev1.Pod) bool { return gone[p.UID] })
-	return firstErr
+	return len(gone), errors.Join(errs...)
 }
 
-// createPod creates one pod for j (index < 0: NonIndexed).
+func (c *Controller) deletePod(ctx context.Context, s *jobState, p *corev1.Pod, dropFinalizer bool) error {
+	c.exp.expectDelete(s.key, s.job.UID, p.UID)
+	if dropFinalizer {
+		if err := c.removeFinalizer(ctx, p); err != nil {
+			c.exp.observeDeleting(s.key, s.job.UID, p.UID)
+			return err
+		}
+	}
+	err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+	if err != nil {
+		c.exp.observeDeleting(s.key, s.job.UID, p.UID) // no event will come
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		return nil
+	}
+	c.recorder.Eventf(s.job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", p.Name)
+	return nil
+}
+
+// createPod creates one pod for the Job (index < 0: NonIndexed); with
+// backoffLimitPerIndex it carries the failure counts of its index.
 func (c *Controller) createPod(ctx context.Context, s *jobState, index int) error {
 	pod := newPod(s.job, index)
+	if index >= 0 && hasBackoffLimitPerIndex(s.job) {
+		counted, ignored := replacementCounts(s.job, s.delayed[index])
+		pod.Annotations[failureCountAnnotation] = strconv.Itoa(int(counted))
+		if ignored > 0 {
+			pod.Annotations[ignoredCountAnnotation] = strconv.Itoa(int(ignored))
+		}
+	}
 	out, err := c.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		c.exp.lowerAdd(s.key, s.job.UID)
@@ -237,4 +258,11 @@ func podIndex(p *corev1.Pod, completions int32) int {
 
 func isIndexed(j *batchv1.Job) bool {
 	return ptr.Deref(j.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+}
+
+func completionsOf(j *batchv1.Job) int {
+	if j.Spec.Completions == nil {
+		return 0
+	}
+	return int(*j.Spec.Completions)
 }

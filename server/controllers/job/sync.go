@@ -7,10 +7,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
@@ -19,18 +20,31 @@ var labelsAll = labels.Everything()
 
 // jobState is what one sync of a Job works on.
 type jobState struct {
-	job      *batchv1.Job
-	key      string
-	pods     []*corev1.Pod // pods the Job controls
-	active   []*corev1.Pod // neither finished nor terminating
-	now      time.Time
-	requeue  time.Duration // 0 = none
-	deleting int           // pods this sync deleted (terminating from now on)
-	restarts int32         // container restarts of active pods (restartPolicy OnFailure)
+	job  *batchv1.Job
+	key  string
+	now  time.Time
+	pods []*corev1.Pod // pods the Job controls (after adoption)
+	// active are neither finished nor being deleted; terminating are being
+	// deleted but not finished (this sync's deletions included).
+	active      []*corev1.Pod
+	ready       int32
+	terminating int32
+	// uncounted* are status.uncountedTerminatedPods; expectedRm the pods
+	// whose finalizer removal the cache does not show yet.
+	uncountedSucceeded, uncountedFailed, expectedRm sets.Set[types.UID]
+	// newSucceeded and newFailed finished since the last sync (they still
+	// hold the finalizer and are not in uncountedTerminatedPods).
+	newSucceeded, newFailed []*corev1.Pod
+	succeeded, failed       int32
+	// Indexed Jobs: succeeded indexes before this sync and now; failed
+	// indexes (backoffLimitPerIndex only) and per index the failed pod
+	// whose deletion waits for its replacement.
+	prevSucceededIdx, succeededIdx, failedIdx sets.Set[int]
+	delayed                                   map[int]*corev1.Pod
+	finished                                  *batchv1.JobCondition // how the Job ends, once decided
+	backoff                                   backoffRecord         // the back-off with this sync's finished pods
+	requeue                                   time.Duration         // 0 = none
 }
-
-// terminating counts the pods being deleted.
-func (s *jobState) terminating() int { return terminatingCount(s.pods) + s.deleting }
 
 func (s *jobState) requeueAfter(d time.Duration) {
 	if d > 0 && (s.requeue == 0 || d < s.requeue) {
@@ -38,8 +52,9 @@ func (s *jobState) requeueAfter(d time.Duration) {
 	}
 }
 
-// syncJob reconciles one Job: count finished pods, decide success or
-// failure, create or delete pods, write the status.
+// syncJob reconciles one Job as upstream's syncJob: decide whether it ends,
+// delete or create pods, then count finished pods, remove their finalizers
+// and write the status (with the terminal condition once no pod is left).
 func (c *Controller) syncJob(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -51,24 +66,41 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	} else if err != nil {
 		return err
 	}
-	s := &jobState{job: cached.DeepCopy(), key: key, now: c.now()}
-	if s.pods, err = c.controlledPods(s.job); err != nil {
+	if managedElsewhere(cached) {
+		return nil
+	}
+	if isFinished(cached) {
+		c.forgetBackoff(key)
+		return c.releaseFinishedPods(ctx, cached)
+	}
+	if m := ptr.Deref(cached.Spec.CompletionMode, batchv1.NonIndexedCompletion); m != batchv1.NonIndexedCompletion && m != batchv1.IndexedCompletion {
+		c.recorder.Event(cached, corev1.EventTypeWarning, "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")
+		return nil
+	}
+	j := cached.DeepCopy()
+	satisfied := c.exp.satisfied(key, j.UID) // before listing pods, as upstream
+	pods, err := c.claimPods(ctx, j)
+	if err != nil {
 		return err
 	}
-	if isFinished(s.job) || s.job.DeletionTimestamp != nil {
-		return c.removeFinalizers(ctx, donePods(s.pods))
+	s := c.newState(j, key, pods)
+	if j.Status.StartTime == nil && !ptr.Deref(j.Spec.Suspend, false) {
+		j.Status.StartTime = ptr.To(metav1.NewTime(s.now))
 	}
-	before := s.job.Status.DeepCopy()
-	if err := c.trackFinishedPods(ctx, s); err != nil {
-		return err
+	s.decide()
+	var manageErr error
+	suspendChanged := false
+	if s.finished != nil {
+		manageErr = c.stopActive(ctx, s, satisfied)
+	} else {
+		suspendChanged, manageErr = c.manageAndComplete(ctx, s, satisfied)
 	}
-	s.active = activePods(s.pods)
-	if s.job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure {
-		s.restarts = restartCount(s.active)
-	}
-	manageErr := c.reconcile(ctx, s)
-	if err := c.writeStatus(ctx, s, before); err != nil {
-		return err
+	active := int32(len(s.active))
+	changed := suspendChanged || (cached.Status.StartTime == nil && j.Status.StartTime != nil) || j.Status.Active != active ||
+		!ptr.Equal(j.Status.Ready, &s.ready) || !ptr.Equal(j.Status.Terminating, &s.terminating)
+	j.Status.Active, j.Status.Ready, j.Status.Terminating = active, ptr.To(s.ready), ptr.To(s.terminating)
+	if err := c.trackStatus(ctx, s, changed); err != nil {
+		return fmt.Errorf("tracking status of job %s: %w", key, err)
 	}
 	if s.requeue > 0 {
 		c.queue.AddAfter(key, s.requeue)
@@ -76,109 +108,93 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	return manageErr
 }
 
-// reconcile decides the Job's fate and creates or deletes pods.
-func (c *Controller) reconcile(ctx context.Context, s *jobState) error {
+// managedElsewhere: spec.managedBy names another controller, which then
+// owns the Job's pods and status (JobManagedBy, GA in 1.35).
+func managedElsewhere(j *batchv1.Job) bool {
+	return ptr.Deref(j.Spec.ManagedBy, batchv1.JobControllerName) != batchv1.JobControllerName
+}
+
+// newState sorts the Job's pods and counts those that finished.
+func (c *Controller) newState(j *batchv1.Job, key string, pods []*corev1.Pod) *jobState {
+	if j.Status.UncountedTerminatedPods == nil {
+		j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	u := j.Status.UncountedTerminatedPods
+	s := &jobState{job: j, key: key, now: c.now(), pods: pods, active: activePods(pods),
+		terminating:        int32(terminatingCount(pods)),
+		uncountedSucceeded: sets.New(u.Succeeded...), uncountedFailed: sets.New(u.Failed...),
+		expectedRm: c.exp.finalizersExpected(key, j.UID)}
+	s.ready = readyCount(s.active)
+	s.newSucceeded = s.uncountedPods(s.uncountedSucceeded, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	s.newFailed = s.uncountedPods(s.uncountedFailed, func(p *corev1.Pod) bool { return isPodFailed(p, j) })
+	s.succeeded = j.Status.Succeeded + int32(len(s.newSucceeded)+s.uncountedSucceeded.Len())
+	s.failed = j.Status.Failed + int32(s.uncountedFailed.Len())
+	for _, p := range s.newFailed {
+		if failureCounts(j, p) {
+			s.failed++
+		}
+	}
+	s.backoff = nextBackoff(c.backoffOf(key), s.newSucceeded, s.newFailed)
+	return s
+}
+
+// uncountedPods are the pods that pass keep, still hold the finalizer, are
+// not in skip and (Indexed) have a valid index (getValidPodsWithFilter).
+func (s *jobState) uncountedPods(skip sets.Set[types.UID], keep func(*corev1.Pod) bool) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range s.pods {
+		if !hasFinalizer(p) || skip.Has(p.UID) || s.expectedRm.Has(p.UID) {
+			continue
+		}
+		if isIndexed(s.job) && podIndex(p, *s.job.Spec.Completions) < 0 {
+			continue
+		}
+		if keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// stopActive deletes the active pods of a Job that is ending; the ending is
+// only recorded once every delete went through and the cache shows this
+// Job's earlier writes.
+func (c *Controller) stopActive(ctx context.Context, s *jobState, satisfied bool) error {
+	n := len(s.active)
+	deleted, err := c.deletePods(ctx, s, s.active, false)
+	if deleted != n || !satisfied {
+		s.finished = nil
+	}
+	return err
+}
+
+// manageAndComplete creates or deletes pods toward the wanted number, then
+// checks spec.completions and the Suspended condition; it tells whether
+// that condition changed.
+func (c *Controller) manageAndComplete(ctx context.Context, s *jobState, satisfied bool) (bool, error) {
 	j := s.job
-	suspended := ptr.Deref(j.Spec.Suspend, false)
-	if !suspended && j.Status.StartTime == nil {
-		j.Status.StartTime = ptr.To(metav1.NewTime(s.now))
+	managed := satisfied && j.DeletionTimestamp == nil
+	var err error
+	if managed {
+		err = c.manageJob(ctx, s)
 	}
-	if reason, msg := c.failure(s); reason != "" {
-		setCondition(j, batchv1.JobFailureTarget, reason, msg, s.now)
-		err := c.deletePods(ctx, s, s.active)
-		if len(s.active) == 0 && s.terminating() == 0 {
-			setCondition(j, batchv1.JobFailed, reason, msg, s.now)
-			c.recorder.Event(j, corev1.EventTypeWarning, reason, msg)
-		}
-		return err
-	}
-	if successCriteriaMet(j, len(s.active)) {
-		if j.Spec.Completions != nil {
-			setCondition(j, batchv1.JobSuccessCriteriaMet, "CompletionsReached", "Reached expected number of succeeded pods", s.now)
-		}
-		err := c.deletePods(ctx, s, s.active)
-		if len(s.active) == 0 && s.terminating() == 0 {
-			setCondition(j, batchv1.JobComplete, "CompletionsReached", "Reached expected number of succeeded pods", s.now)
-			j.Status.CompletionTime = ptr.To(metav1.NewTime(s.now))
-			c.recorder.Event(j, corev1.EventTypeNormal, "Completed", "Job completed")
-		}
-		return err
-	}
-	if suspended {
+	switch {
+	case s.complete():
+		s.finished = newCondition(batchv1.JobSuccessCriteriaMet, reasonCompletions, msgCompletions, s.now)
+	case !managed:
+	case ptr.Deref(j.Spec.Suspend, false):
 		if setCondition(j, batchv1.JobSuspended, "JobSuspended", "Job suspended", s.now) {
 			c.recorder.Event(j, corev1.EventTypeNormal, "Suspended", "Job suspended")
+			j.Status.StartTime = nil // MutableSchedulingDirectivesForSuspendedJobs (on since 1.36)
+			return true, err
 		}
-		return c.deletePods(ctx, s, s.active)
+	case condition(j, batchv1.JobSuspended) != nil:
+		if setConditionStatus(j, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", s.now) {
+			c.recorder.Event(j, corev1.EventTypeNormal, "Resumed", "Job resumed")
+			// activeDeadlineSeconds counts the time the Job runs, from now.
+			j.Status.StartTime = ptr.To(metav1.NewTime(s.now))
+			return true, err
+		}
 	}
-	if hasCondition(j, batchv1.JobSuspended) {
-		setConditionStatus(j, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", s.now)
-		j.Status.StartTime = ptr.To(metav1.NewTime(s.now))
-		c.recorder.Event(j, corev1.EventTypeNormal, "Resumed", "Job resumed")
-	}
-	if d := c.deadlineLeft(s); d > 0 {
-		s.requeueAfter(d)
-	}
-	return c.managePods(ctx, s)
-}
-
-// failure returns why the Job failed, if it did.
-func (c *Controller) failure(s *jobState) (string, string) {
-	j := s.job
-	if cond := condition(j, batchv1.JobFailureTarget); cond != nil && cond.Status == corev1.ConditionTrue {
-		return cond.Reason, cond.Message
-	}
-	if hasCondition(j, batchv1.JobSuccessCriteriaMet) {
-		return "", ""
-	}
-	if j.Status.Failed+s.restarts > ptr.Deref(j.Spec.BackoffLimit, 6) {
-		return "BackoffLimitExceeded", "Job has reached the specified backoff limit"
-	}
-	if j.Spec.ActiveDeadlineSeconds != nil && j.Status.StartTime != nil && !ptr.Deref(j.Spec.Suspend, false) && c.deadlineLeft(s) <= 0 {
-		return "DeadlineExceeded", "Job was active longer than specified deadline"
-	}
-	return "", ""
-}
-
-// deadlineLeft is the time until activeDeadlineSeconds passes (0 without one).
-func (c *Controller) deadlineLeft(s *jobState) time.Duration {
-	j := s.job
-	if j.Spec.ActiveDeadlineSeconds == nil || j.Status.StartTime == nil {
-		return 0
-	}
-	end := j.Status.StartTime.Add(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second)
-	if d := end.Sub(s.now); d > 0 {
-		return d
-	}
-	return -1
-}
-
-// successCriteriaMet: enough pods (or every index) succeeded.
-func successCriteriaMet(j *batchv1.Job, active int) bool {
-	if hasCondition(j, batchv1.JobSuccessCriteriaMet) {
-		return true
-	}
-	if j.Spec.Completions == nil {
-		return j.Status.Succeeded > 0 && active == 0
-	}
-	if isIndexed(j) {
-		return int32(parseIndexes(j.Status.CompletedIndexes, int(*j.Spec.Completions)).Len()) >= *j.Spec.Completions
-	}
-	return j.Status.Succeeded >= *j.Spec.Completions
-}
-
-// writeStatus writes the status when it changed.
-func (c *Controller) writeStatus(ctx context.Context, s *jobState, before *batchv1.JobStatus) error {
-	j := s.job
-	j.Status.Active = int32(len(s.active))
-	j.Status.Ready = ptr.To(readyCount(s.active))
-	j.Status.Terminating = ptr.To(int32(s.terminating()))
-	if apiequality.Semantic.DeepEqual(before, &j.Status) {
-		return nil
-	}
-	out, err := c.client.BatchV1().Jobs(j.Namespace).UpdateStatus(ctx, j, metav1.UpdateOptions{})
-	if err != nil {
-		return fmt.Errorf("update status of job %s: %w", s.key, err)
-	}
-	s.job = out
-	return nil
+	return false, err
 }

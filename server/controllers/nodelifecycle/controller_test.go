@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -127,6 +128,9 @@ func TestLeaseExpiryTaintsAndEvicts(t *testing.T) {
 	e.syncPods()
 	e.wantPod("plain", false)
 	e.wantPod("tolerant", true)
+	if got := e.disruption("plain"); got.Reason != "DeletionByTaintManager" {
+		t.Fatalf("evicted pod's DisruptionTarget: %+v", got)
+	}
 	e.clk.Step(301 * time.Second)
 	e.syncPods()
 	e.wantPod("tolerant", false)
@@ -149,6 +153,33 @@ func (e *env) wantPod(name string, exists bool) {
 	if !exists && !apierrors.IsNotFound(err) {
 		e.t.Fatalf("pod %s still exists (%v)", name, err)
 	}
+}
+
+// disruption is the DisruptionTarget condition the controller last wrote
+// on pod name before deleting it (the fake deletes at once), and for pod GC
+// also checks the pod was marked Failed.
+func (e *env) disruption(name string) corev1.PodCondition {
+	e.t.Helper()
+	var got corev1.PodCondition
+	for _, a := range e.cs.Actions() {
+		u, ok := a.(k8stesting.UpdateAction)
+		if !ok || a.GetSubresource() != "status" {
+			continue
+		}
+		p, ok := u.GetObject().(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if p.Name == name && c.Type == corev1.DisruptionTarget {
+				got = c
+				if name == "orphan" && p.Status.Phase != corev1.PodFailed {
+					e.t.Fatalf("orphan marked disrupted in phase %s", p.Status.Phase)
+				}
+			}
+		}
+	}
+	return got
 }
 
 func TestRenewalKeepsNodeHealthy(t *testing.T) {
@@ -186,6 +217,9 @@ func TestOrphanPodIsDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wantPod("orphan", false)
+	if got := e.disruption("orphan"); got.Reason != "DeletionByPodGC" {
+		t.Fatalf("orphan's DisruptionTarget: %+v", got)
+	}
 	if len(e.c.missing) != 0 {
 		t.Fatalf("quarantine records left: %v", e.c.missing)
 	}

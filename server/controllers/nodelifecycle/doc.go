@@ -12,8 +12,10 @@
 //     node.kubernetes.io/unschedulable (NoSchedule);
 //   - taint eviction: pods that do not tolerate a NoExecute taint of their
 //     node are deleted, at once or after the smallest tolerationSeconds
-//     counted from the taint's timeAdded (300s from the admission defaults);
-//   - pod GC: pods bound to a Node that no longer exists are force-deleted.
+//     counted from the taint's timeAdded (300s from the admission defaults),
+//     after getting the DisruptionTarget condition (DeletionByTaintManager);
+//   - pod GC: pods bound to a Node that no longer exists are marked Failed
+//     with DisruptionTarget (DeletionByPodGC) and force-deleted.
 //
 // Time is measured with this server's clock from when it last saw the
 // Lease change, never by comparing clocks of different machines.

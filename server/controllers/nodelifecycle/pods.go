@@ -35,7 +35,8 @@ func (c *Controller) missingFor(nodeName string) time.Duration {
 
 // syncPod evicts a pod whose node has NoExecute taints it does not
 // tolerate (now or when its tolerationSeconds run out) and force-deletes
-// pods bound to Nodes that no longer exist.
+// pods bound to Nodes that no longer exist; both get the DisruptionTarget
+// condition first.
 func (c *Controller) syncPod(ctx context.Context, key string) error {
 	ns, podName, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -67,6 +68,9 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 	}
 	c.log.Info("evicting pod from tainted node", zap.String("pod", key), zap.String("node", node.Name))
 	c.recorder.Eventf(pod, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s/%s", ns, podName)
+	if err := c.markDisrupted(ctx, pod, taintEvictionCondition, false); err != nil {
+		return err
+	}
 	err = c.client.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("evicting %s: %w", key, err)
@@ -91,6 +95,9 @@ func (c *Controller) collectOrphan(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	c.log.Info("deleting pod of a deleted node", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", pod.Spec.NodeName))
+	if err := c.markDisrupted(ctx, pod, podGCCondition, true); err != nil {
+		return err
+	}
 	err = c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

@@ -27,6 +27,9 @@ type Claimer struct {
 	Fresh func(ctx context.Context) (metav1.Object, error)
 	// Patch applies a strategic merge patch to the named object.
 	Patch func(ctx context.Context, name string, patch []byte) error
+	// Finalizers are added on adoption and removed on release (the Job
+	// controller's tracking finalizer).
+	Finalizers []string
 
 	once     sync.Once
 	adoptErr error
@@ -61,7 +64,7 @@ func (c *Claimer) claimOne(ctx context.Context, o metav1.Object) (bool, error) {
 		if c.Owner.GetDeletionTimestamp() != nil {
 			return false, nil
 		}
-		err := c.Patch(ctx, o.GetName(), releasePatch(o.GetUID(), c.Owner.GetUID()))
+		err := c.Patch(ctx, o.GetName(), releasePatch(o.GetUID(), c.Owner.GetUID(), c.Finalizers))
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
 			return false, fmt.Errorf("releasing %s: %w", o.GetName(), err)
 		}
@@ -74,7 +77,7 @@ func (c *Claimer) claimOne(ctx context.Context, o metav1.Object) (bool, error) {
 	if err := c.canAdopt(ctx); err != nil {
 		return false, fmt.Errorf("can't adopt %s: %w", o.GetName(), err)
 	}
-	if err := c.Patch(ctx, o.GetName(), adoptPatch(o.GetUID(), c.Owner, c.Kind)); err != nil {
+	if err := c.Patch(ctx, o.GetName(), adoptPatch(o.GetUID(), c.Owner, c.Kind, c.Finalizers)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -114,24 +117,29 @@ type patchMeta struct {
 	Metadata struct {
 		OwnerReferences any       `json:"ownerReferences"`
 		UID             types.UID `json:"uid"`
+		Finalizers      []string  `json:"finalizers,omitempty"`
+		DropFinalizers  []string  `json:"$deleteFromPrimitiveList/finalizers,omitempty"`
 	} `json:"metadata"`
 }
 
-// adoptPatch adds the controller reference (merged by uid) and pins the
-// object's uid, so a re-created object of the same name is not adopted.
-func adoptPatch(uid types.UID, owner metav1.Object, gvk schema.GroupVersionKind) []byte {
+// adoptPatch adds the controller reference (merged by uid) and the
+// finalizers, and pins the object's uid, so a re-created object of the same
+// name is not adopted.
+func adoptPatch(uid types.UID, owner metav1.Object, gvk schema.GroupVersionKind, finalizers []string) []byte {
 	var p patchMeta
 	p.Metadata.OwnerReferences = []metav1.OwnerReference{ControllerRef(owner, gvk)}
 	p.Metadata.UID = uid
+	p.Metadata.Finalizers = finalizers
 	b, _ := json.Marshal(p)
 	return b
 }
 
-// releasePatch deletes the owner's reference.
-func releasePatch(uid, owner types.UID) []byte {
+// releasePatch deletes the owner's reference and the finalizers.
+func releasePatch(uid, owner types.UID, finalizers []string) []byte {
 	var p patchMeta
 	p.Metadata.OwnerReferences = []map[string]string{{"$patch": "delete", "uid": string(owner)}}
 	p.Metadata.UID = uid
+	p.Metadata.DropFinalizers = finalizers
 	b, _ := json.Marshal(p)
 	return b
 }
