@@ -66,9 +66,16 @@ func TestQuotaAdmission(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	q, _ := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
-	if u := q.Status.Used[corev1.ResourcePods]; u.Value() != 2 {
-		t.Fatalf("used pods %v", q.Status.Used)
+	// The controller recounts after the create: wait for it.
+	for {
+		q, _ := cs.CoreV1().ResourceQuotas("default").Get(ctx, "q", metav1.GetOptions{})
+		if u := q.Status.Used[corev1.ResourcePods]; u.Value() == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("used pods %v, want 2", q.Status.Used)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
