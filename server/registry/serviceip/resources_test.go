@@ -23,7 +23,6 @@ func resource(t *testing.T, name string) *registry.Resource {
 	return nil
 }
 
-
 func fields(t *testing.T, res *registry.Resource, obj, old runtime.Object) []string {
 	t.Helper()
 	ctx := context.Background()

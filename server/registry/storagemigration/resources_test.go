@@ -21,7 +21,6 @@ func cond(t svmv1.MigrationConditionType, s metav1.ConditionStatus) metav1.Condi
 	return metav1.Condition{Type: string(t), Status: s, Reason: "R", LastTransitionTime: metav1.Now()}
 }
 
-
 func TestValidation(t *testing.T) {
 	st := resources(registry.Config{})[0].Strategy
 	ctx := context.Background()
