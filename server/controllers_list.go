@@ -26,6 +26,7 @@ import (
 	"github.com/orch/orch/server/controllers/resourcequota"
 	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/controllers/serviceaccount"
+	"github.com/orch/orch/server/controllers/servicecidr"
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
@@ -44,7 +45,7 @@ type sharedController struct {
 
 // apiserverLoop reports the shared controllers kube-apiserver runs itself:
 // they run even with --disable-controller-manager.
-func apiserverLoop(name string) bool { return name == "apf-status" }
+func apiserverLoop(name string) bool { return name == "apf-status" || name == "ipaddresses" }
 
 // sharedControllers lists the controllers that share one informer cache.
 // Add one line per controller.
@@ -77,6 +78,8 @@ func sharedControllers() []sharedController {
 		{"clusterrole-aggregation", func(kc *kit.Context) (runner, error) { return clusterroleaggregation.New(kc) }},
 		{"csrsigning", func(kc *kit.Context) (runner, error) { return csrsigning.New(kc, kc.Options.SignCSR) }},
 		{"apf-status", func(kc *kit.Context) (runner, error) { return apfstatus.New(kc) }},
+		{"service-cidr", func(kc *kit.Context) (runner, error) { return servicecidr.New(kc) }},
+		{"ipaddresses", func(kc *kit.Context) (runner, error) { return servicecidr.NewIPAddresses(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

@@ -100,7 +100,7 @@ func (a *serviceAllocator) allocateClusterIP(ctx context.Context, store datastor
 		if _, ok := a.ips.offset(ip); ip == nil || !ok {
 			return nil, invalidService(svc, p, req, fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s", req, req, a.ips.cidr))
 		}
-		ok, err := keyFree(ctx, store, ipKey(ip.String()))
+		ok, err := ipFree(ctx, store, ip.String())
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +119,7 @@ func (a *serviceAllocator) allocateClusterIP(ctx context.Context, store datastor
 	// Offset 0 (the first address) is kept for the "kubernetes" Service.
 	skip := func(off int64) bool { return off == 0 }
 	off, ok, err := probe(ctx, a.ips.size, skip, func(off int64) (bool, error) {
-		return keyFree(ctx, store, ipKey(a.ips.at(off).String()))
+		return ipFree(ctx, store, a.ips.at(off).String())
 	})
 	if err != nil {
 		return nil, err
