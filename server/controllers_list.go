@@ -29,6 +29,7 @@ import (
 	"github.com/orch/orch/server/controllers/servicecidr"
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
+	"github.com/orch/orch/server/controllers/storageversionmigration"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
 )
 
@@ -80,6 +81,7 @@ func sharedControllers() []sharedController {
 		{"apf-status", func(kc *kit.Context) (runner, error) { return apfstatus.New(kc) }},
 		{"service-cidr", func(kc *kit.Context) (runner, error) { return servicecidr.New(kc) }},
 		{"ipaddresses", func(kc *kit.Context) (runner, error) { return servicecidr.NewIPAddresses(kc) }},
+		{"storage-version-migrator", func(kc *kit.Context) (runner, error) { return storageversionmigration.New(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }
