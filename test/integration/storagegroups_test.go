@@ -77,7 +77,7 @@ func testStorageVersionMigrationAPI(t *testing.T, s *testutil.Server) {
 		Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: "Bad_Group", Resource: "x"}}}, metav1.CreateOptions{})
 	wantField(t, err, "spec.resource.group")
 	in := &svmv1.StorageVersionMigration{ObjectMeta: metav1.ObjectMeta{Name: "it-" + ns},
-		Spec: svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "foo"}},
+		Spec:   svmv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "foo"}},
 		Status: svmv1.StorageVersionMigrationStatus{ResourceVersion: "5"}}
 	svm, err := svms.Create(ctx, in, metav1.CreateOptions{})
 	must(t, err, "create")
