@@ -49,7 +49,7 @@ build() {
 	if [ "${IMAGES:-0}" = 1 ] || ! ls "$CACHE"/images/*.tar >/dev/null 2>&1; then
 		"$KIT/build.sh" images
 	fi
-	ORCH=$CACHE/bin/orch
+	ORCH=$OUT/orch # per run: runs from several checkouts may share $CACHE
 	(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$ORCH" .)
 }
 
@@ -64,9 +64,9 @@ cleanup() {
 
 main() {
 	deps
-	build
-	OUT=$CACHE/runs/$(date +%Y%m%d-%H%M%S)-${NODES}n
+	OUT=$CACHE/runs/$(date +%Y%m%d-%H%M%S)-${NODES}n-$ID
 	mkdir -p "$OUT"
+	build
 	trap cleanup EXIT
 	log "starting a $NODES-node cluster ($ID)"
 	eval "$("$ROOT/scripts/testcluster.sh" up --name "$ID" --nodes "$NODES" --backend vxlan --binary "$ORCH")"
