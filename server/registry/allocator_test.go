@@ -395,3 +395,49 @@ func TestIPAddressObjectsClaimAddresses(t *testing.T) {
 		t.Fatalf("create in a full range: %v", err)
 	}
 }
+
+// TestServiceCIDRRanges: addresses outside every range are refused with
+// the ranges named; a ServiceCIDR adds a range for asked-for addresses
+// and for random ones once the configured range is full; one being
+// deleted adds none.
+func TestServiceCIDRRanges(t *testing.T) {
+	f := newAllocFixture(t, "10.96.0.0/29", utilnet.PortRange{Base: 30000, Size: 10})
+	ctx := context.Background()
+	out := newService("out", corev1.ServiceTypeClusterIP, 80)
+	out.Spec.ClusterIP = "203.0.113.10"
+	if err := f.create(out); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "The range of valid IPs is 10.96.0.0/29") {
+		t.Fatalf("outside every range: %v", err)
+	}
+	put := func(name, body string) {
+		if _, err := f.store.Create(ctx, serviceCIDRsPrefix+name, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("doc", `{"metadata":{"name":"doc"},"spec":{"cidrs":["203.0.113.0/30","2001:db8::/64"]}}`)
+	put("gone", `{"metadata":{"name":"gone","deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"cidrs":["198.51.100.0/24"]}}`)
+	out = newService("out", corev1.ServiceTypeClusterIP, 80)
+	out.Spec.ClusterIP = "203.0.113.1"
+	if err := f.create(out); err != nil {
+		t.Fatalf("an address of a ServiceCIDR: %v", err)
+	}
+	leaving := newService("leaving", corev1.ServiceTypeClusterIP, 80)
+	leaving.Spec.ClusterIP = "198.51.100.7"
+	if err := f.create(leaving); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "10.96.0.0/29,203.0.113.0/30") {
+		t.Fatalf("an address of a deleted ServiceCIDR: %v", err)
+	}
+	// 10.96.0.0/29: .2-.6 random (.1 kept), then 203.0.113.2 (.1 taken).
+	var last string
+	for i := range 6 {
+		s := newService(fmt.Sprintf("s%d", i), corev1.ServiceTypeClusterIP, 80)
+		if err := f.create(s); err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		last = s.Spec.ClusterIP
+	}
+	if last != "203.0.113.2" {
+		t.Fatalf("the address after the configured range filled: %s", last)
+	}
+	if err := f.create(newService("full", corev1.ServiceTypeClusterIP, 80)); !errors.Is(err, ErrRangeFull) {
+		t.Fatalf("every range full: %v", err)
+	}
+}

@@ -127,13 +127,18 @@ func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, typ apiextensio
 }
 
 // testServiceCIDRController: a new ServiceCIDR is Ready with its
-// finalizer; it goes when deleted, as the default ServiceCIDR also holds
-// the address a Service has of it.
+// finalizer and Services get addresses of it; deleting it waits for the
+// Service holding an address only it contains.
 func testServiceCIDRController(t *testing.T, s *testutil.Server) {
 	ctx := ctxT(t)
 	scs := s.Clientset.NetworkingV1().ServiceCIDRs()
-	_, err := scs.Create(ctx, &networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "it-extra"},
-		Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.43.200.0/24"}}}, metav1.CreateOptions{})
+	ns := newNamespace(t, s.Clientset)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{ClusterIP: "203.0.113.10", Ports: []corev1.ServicePort{{Port: 80}}}}
+	_, err := s.Clientset.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	wantField(t, err, "spec.clusterIPs[0]")
+	_, err = scs.Create(ctx, &networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "it-extra"},
+		Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"203.0.113.0/24"}}}, metav1.CreateOptions{})
 	must(t, err, "create ServiceCIDR")
 	ready := func(want metav1.ConditionStatus, reason string) func() error {
 		return func() error {
@@ -149,16 +154,15 @@ func testServiceCIDRController(t *testing.T, s *testutil.Server) {
 		}
 	}
 	waitFor(t, "Ready with the finalizer", ready(metav1.ConditionTrue, ""))
-	ns := newNamespace(t, s.Clientset)
-	_, err = s.Clientset.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: corev1.ServiceSpec{ClusterIP: "10.43.200.10", Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
-	must(t, err, "create Service")
+	_, err = s.Clientset.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	must(t, err, "create a Service with an address of the new ServiceCIDR")
 	waitFor(t, "the IPAddress", func() error {
-		_, err := s.Clientset.NetworkingV1().IPAddresses().Get(ctx, "10.43.200.10", metav1.GetOptions{})
+		_, err := s.Clientset.NetworkingV1().IPAddresses().Get(ctx, "203.0.113.10", metav1.GetOptions{})
 		return err
 	})
-	// The default ServiceCIDR holds the address too: nothing is orphaned.
 	must(t, scs.Delete(ctx, "it-extra", metav1.DeleteOptions{}), "delete ServiceCIDR")
+	waitFor(t, "deletion held", ready(metav1.ConditionFalse, networkingv1.ServiceCIDRReasonTerminating))
+	must(t, s.Clientset.CoreV1().Services(ns).Delete(ctx, "web", metav1.DeleteOptions{}), "delete Service")
 	waitFor(t, "ServiceCIDR gone", func() error {
 		if _, err := scs.Get(ctx, "it-extra", metav1.GetOptions{}); err == nil {
 			return fmt.Errorf("still there")

@@ -4,7 +4,11 @@
 //
 //   - New: every ServiceCIDR gets the networking.k8s.io/service-cidr-finalizer
 //     and Ready=True; a deleted one keeps its finalizer (Ready=False,
-//     reason Terminating) while an allocated ClusterIP lies only in it.
+//     reason Terminating) while an allocated ClusterIP lies only in it,
+//     and for 10 seconds after that, so no allocation that still saw it is
+//     left without a range (as upstream). The allocator (server/registry)
+//     hands out addresses of every ServiceCIDR not being deleted: asked-for
+//     ones anywhere, random ones once --service-cidr is full.
 //   - NewIPAddresses: every allocated ClusterIP has an IPAddress object
 //     (parentRef the Service, labels ipaddress.kubernetes.io/managed-by
 //     ipallocator.k8s.io and the IP family), and IPAddresses of that manager

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"go.uber.org/zap"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -27,6 +28,9 @@ const (
 	// ManagedBy is the ipaddress.kubernetes.io/managed-by value of the
 	// IPAddresses of Service ClusterIPs.
 	ManagedBy = "ipallocator.k8s.io"
+	// deletionGrace is how long a deleted ServiceCIDR that holds no
+	// address keeps its finalizer.
+	deletionGrace = 10 * time.Second
 )
 
 // Controller keeps the ServiceCIDRs' finalizer and Ready condition.
@@ -108,6 +112,12 @@ func (c *Controller) syncDeleting(ctx context.Context, sc *networkingv1.ServiceC
 		c.log.Info("ServiceCIDR deletion blocked by an allocated IP", zap.String("serviceCIDR", sc.Name), zap.String("ip", blocked))
 		return c.setReady(ctx, sc, metav1.ConditionFalse, networkingv1.ServiceCIDRReasonTerminating,
 			"There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR")
+	}
+	// An allocation that read the ServiceCIDR before its deletion may still
+	// be on its way: wait a little before letting it go (as upstream).
+	if wait := deletionGrace - time.Since(sc.DeletionTimestamp.Time); wait > 0 {
+		kit.Requeue(c.q, sc.Name, wait)
+		return nil
 	}
 	return c.patchFinalizer(ctx, sc.Name, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["`+Finalizer+`"]}}`)
 }
