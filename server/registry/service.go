@@ -245,7 +245,7 @@ func validateService(svc *corev1.Service, cfg Config) field.ErrorList {
 	if s.SessionAffinity == corev1.ServiceAffinityNone && s.SessionAffinityConfig != nil {
 		errs = append(errs, field.Forbidden(spec.Child("sessionAffinityConfig"), "must not be set when session affinity is None"))
 	}
-	errs = append(errs, validateClusterIPs(svc, cfg, spec)...)
+	errs = append(errs, validateClusterIPs(svc, spec)...)
 	for i, ip := range s.ExternalIPs {
 		if net.ParseIP(ip) == nil {
 			errs = append(errs, field.Invalid(spec.Child("externalIPs").Index(i), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
@@ -348,7 +348,7 @@ func validateServicePorts(svc *corev1.Service, cfg Config, p *field.Path) field.
 	return errs
 }
 
-func validateClusterIPs(svc *corev1.Service, cfg Config, spec *field.Path) field.ErrorList {
+func validateClusterIPs(svc *corev1.Service, spec *field.Path) field.ErrorList {
 	s := &svc.Spec
 	var errs field.ErrorList
 	if len(s.ClusterIPs) > 0 && s.ClusterIP != s.ClusterIPs[0] {
