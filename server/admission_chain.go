@@ -17,6 +17,7 @@ import (
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
 	"github.com/orch/orch/server/admission/webhook"
 	"github.com/orch/orch/server/aggregator"
+	"github.com/orch/orch/server/apf"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/auth/satoken"
 )
@@ -51,6 +52,8 @@ type parts struct {
 	crds     *customResources
 	hooks    *webhook.Dispatcher
 	policies *policy.Plugin
+	// apf classifies requests (API Priority and Fairness).
+	apf *apf.Classifier
 }
 
 // startPolicies starts the ValidatingAdmissionPolicy plug-in over the

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
+	"github.com/orch/orch/server/controllers/apfstatus"
 	"github.com/orch/orch/server/controllers/clusterroleaggregation"
 	"github.com/orch/orch/server/controllers/cronjob"
 	"github.com/orch/orch/server/controllers/csrsigning"
@@ -25,8 +26,10 @@ import (
 	"github.com/orch/orch/server/controllers/resourcequota"
 	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/controllers/serviceaccount"
+	"github.com/orch/orch/server/controllers/servicecidr"
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
+	"github.com/orch/orch/server/controllers/storageversionmigration"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
 )
 
@@ -40,6 +43,10 @@ type sharedController struct {
 	name  string
 	build func(*kit.Context) (runner, error)
 }
+
+// apiserverLoop reports the shared controllers kube-apiserver runs itself:
+// they run even with --disable-controller-manager.
+func apiserverLoop(name string) bool { return name == "apf-status" || name == "ipaddresses" }
 
 // sharedControllers lists the controllers that share one informer cache.
 // Add one line per controller.
@@ -71,6 +78,10 @@ func sharedControllers() []sharedController {
 		}},
 		{"clusterrole-aggregation", func(kc *kit.Context) (runner, error) { return clusterroleaggregation.New(kc) }},
 		{"csrsigning", func(kc *kit.Context) (runner, error) { return csrsigning.New(kc, kc.Options.SignCSR) }},
+		{"apf-status", func(kc *kit.Context) (runner, error) { return apfstatus.New(kc) }},
+		{"service-cidr", func(kc *kit.Context) (runner, error) { return servicecidr.New(kc) }},
+		{"ipaddresses", func(kc *kit.Context) (runner, error) { return servicecidr.NewIPAddresses(kc) }},
+		{"storage-version-migrator", func(kc *kit.Context) (runner, error) { return storageversionmigration.New(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }
@@ -118,7 +129,7 @@ func selectShared(all []sharedController, noScheduler, noControllers bool) []sha
 	var out []sharedController
 	for _, sc := range all {
 		isScheduler := sc.name == "scheduler"
-		if (isScheduler && noScheduler) || (!isScheduler && noControllers) {
+		if (isScheduler && noScheduler) || (!isScheduler && !apiserverLoop(sc.name) && noControllers) {
 			continue
 		}
 		out = append(out, sc)

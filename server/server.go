@@ -25,6 +25,7 @@ import (
 	"github.com/orch/orch/internal/version"
 	"github.com/orch/orch/server/admission/policy"
 	"github.com/orch/orch/server/admission/webhook"
+	"github.com/orch/orch/server/apf"
 	"github.com/orch/orch/server/apiserver"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/controllers/eventttl"
@@ -59,7 +60,8 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
-	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(all.NewScheme())}
+	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(all.NewScheme()),
+		apf: &apf.Classifier{}}
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
@@ -150,7 +152,8 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		return nil, err
 	}
 	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
-	loops := []controller{{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }}}
+	loops := []controller{{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
+		{"apf bootstrap", func(ctx context.Context) error { return apf.RunEnsurer(ctx, loopClient.FlowcontrolV1(), log) }}}
 	if !cfg.DisableControllerManager {
 		loops = append(loops, controller{"node IPAM", ipam.Run})
 	}
@@ -171,16 +174,18 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	}
 	loops = append(loops, crdLoop)
 	stopAuthz := parts.authz.start(loopClient)
+	_, stopAPF := apf.Watch(parts.apf, loopClient)
 	stopHooks := startWebhooks(parts.hooks, loopClient)
 	stopPolicies, err := startPolicies(parts.policies, loopClient, loopback, parts.authz.authz)
 	if err != nil {
 		stopHooks()
+		stopAPF()
 		stopCRDs()
 		stopAuthz()
 		return nil, err
 	}
 	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log),
-		stop: func() { stopPolicies(); stopHooks(); stopCRDs(); stopAuthz() }}, nil
+		stop: func() { stopPolicies(); stopHooks(); stopAPF(); stopCRDs(); stopAuthz() }}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,
@@ -284,6 +289,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Admission:        chain,
 		ExtensionAuth:    &apiserver.ExtensionAuth{ClientCA: bundle.CAPEM(), RequestHeader: bundle.FrontProxyCAPEM()},
 		Aggregator:       agg,
+		FlowControl:      parts.apf,
 	})
 	if err != nil {
 		return nil, err

@@ -25,8 +25,9 @@ var systemNamespaces = []string{
 }
 
 // Bootstrap creates what kube-apiserver creates at start: the system
-// namespaces and, in default, the `kubernetes` Service with its Endpoints
-// and EndpointSlice pointing at AdvertiseAddress:SecurePort. It is
+// namespaces, the default ServiceCIDR "kubernetes" of ServiceCIDR and, in
+// default, the `kubernetes` Service with its Endpoints and EndpointSlice
+// pointing at AdvertiseAddress:SecurePort. It is
 // idempotent and updates the endpoints when the address or port changed.
 // It writes, so call it on the Raft leader.
 func (s *Server) Bootstrap(ctx context.Context) error {
@@ -41,6 +42,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	if s.cfg.AdvertiseAddress == nil || s.cfg.SecurePort == 0 || s.cfg.ServiceCIDR == nil {
 		s.log.Warn("bootstrap: no advertise address, secure port or service CIDR; not creating the kubernetes Service")
 		return nil
+	}
+	if err := s.ensureDefaultServiceCIDR(ctx); err != nil {
+		return err
 	}
 	if err := s.ensureKubernetesService(ctx); err != nil {
 		return err

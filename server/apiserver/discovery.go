@@ -28,7 +28,7 @@ var groupPriority = map[string]int{
 	"policy": 17100, "rbac.authorization.k8s.io": 17000, "storage.k8s.io": 16800,
 	"admissionregistration.k8s.io": 16700, "apiextensions.k8s.io": 16700, "scheduling.k8s.io": 16600,
 	"coordination.k8s.io": 16500, "node.k8s.io": 16300, "discovery.k8s.io": 16200,
-	"flowcontrol.apiserver.k8s.io": 16100, "resource.k8s.io": 15900,
+	"flowcontrol.apiserver.k8s.io": 16100, "resource.k8s.io": 15900, "storagemigration.k8s.io": 15800,
 }
 
 // servedGroups returns the API groups (without the core group) in

@@ -9,8 +9,8 @@ import (
 )
 
 // serveNonResource serves the paths that are not resource requests:
-// discovery (/api, /apis, ...), /version, /healthz, /livez, /readyz and the
-// OpenAPI documents. It returns false for any other path.
+// discovery (/api, /apis, ...), /version, /healthz, /livez, /readyz, the
+// OpenAPI documents and /metrics (with FlowControl). It returns false for any other path.
 func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	var h func(http.ResponseWriter, *http.Request) error
@@ -26,6 +26,8 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 		h = s.serveDiscovery
 	case (p == "/.well-known/openid-configuration" || p == "/openid/v1/jwks") && s.cfg.OIDC != nil:
 		h = s.serveOIDC
+	case p == "/metrics" && s.cfg.FlowControl != nil:
+		h = s.serveMetrics
 	default:
 		return false
 	}
@@ -45,6 +47,14 @@ func methodNotAllowed(method, path string) error {
 		Reason:  metav1.StatusReasonMethodNotAllowed,
 		Message: "the server does not allow method " + method + " on path " + path + "; only GET is supported",
 	}}
+}
+
+// serveMetrics serves the metrics of FlowControl in the Prometheus text
+// format.
+func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	return s.cfg.FlowControl.WriteMetrics(w)
 }
 
 // serveOIDC serves the ServiceAccount issuer discovery documents.

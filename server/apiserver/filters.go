@@ -35,6 +35,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(auth.WithUser(r.Context(), user))
+	if fc := s.cfg.FlowControl; fc != nil {
+		// As upstream's filter: after impersonation, before authorization.
+		a := info.attributes(user)
+		fc.ResponseHeaders(&a, rec.Header())
+	}
 	if err := s.authorize(r.Context(), info, user); err != nil {
 		s.writeError(rec, r, err)
 		return

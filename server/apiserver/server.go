@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 
@@ -64,6 +65,18 @@ type Config struct {
 	// OIDC holds the ServiceAccount issuer discovery documents served at
 	// /.well-known/openid-configuration and /openid/v1/jwks (nil: 404).
 	OIDC *OIDCDocuments
+	// FlowControl, when set, classifies every authenticated request for
+	// API Priority and Fairness and serves /metrics.
+	FlowControl FlowControl
+}
+
+// FlowControl is API Priority and Fairness as far as the API server needs
+// it (server/apf.Classifier): requests are classified, not throttled.
+type FlowControl interface {
+	// ResponseHeaders sets the X-Kubernetes-PF-* headers of a request.
+	ResponseHeaders(a *auth.Attributes, h http.Header)
+	// WriteMetrics writes the metrics served on /metrics.
+	WriteMetrics(w io.Writer) error
 }
 
 // OIDCDocuments are the OpenID provider configuration and key set.

@@ -33,12 +33,13 @@ type webhookConverter struct {
 	kind   schema.GroupKind
 }
 
-// conversionOf is the registry.Conversion of c when it converts by
-// webhook; nil for the None strategy.
+// conversionOf is the registry.Conversion of c: through its webhook, or
+// for the None strategy by setting apiVersion (upstream's nopConverter), so
+// objects are stored in the storage version either way.
 func conversionOf(c *apiextensionsv1.CustomResourceDefinition, client *webhookclient.Client) (*registry.Conversion, error) {
 	conv := c.Spec.Conversion
 	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter {
-		return nil, nil
+		return &registry.Conversion{Storage: storageVersion(c), Convert: convertNone}, nil
 	}
 	if conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
 		return nil, errors.New("spec.conversion.webhook.clientConfig is required")
@@ -72,6 +73,18 @@ func clientConfig(cc *apiextensionsv1.WebhookClientConfig) webhookclient.Config 
 		out.Service = &webhookclient.Service{Namespace: s.Namespace, Name: s.Name, Path: s.Path, Port: s.Port}
 	}
 	return out
+}
+
+// convertNone is the None strategy: only apiVersion changes.
+func convertNone(_ context.Context, objs []runtime.Object, to schema.GroupVersion) error {
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("converting %T: not a custom resource", o)
+		}
+		u.SetAPIVersion(to.String())
+	}
+	return nil
 }
 
 // convert sends the objects not yet in version to to the webhook, in one

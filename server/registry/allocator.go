@@ -164,5 +164,38 @@ func keyFree(ctx context.Context, store datastore.Store, key string) (bool, erro
 	return false, nil
 }
 
+// ipAddressesPrefix is where networking.k8s.io IPAddress objects are
+// stored (their name is the address).
+const ipAddressesPrefix = "/registry/networking.k8s.io/ipaddresses/"
+
+// ipManagedBy is the ipaddress.kubernetes.io/managed-by label of the
+// IPAddresses that mirror ClusterIPs (server/controllers/servicecidr).
+const ipManagedBy = "ipallocator.k8s.io"
+
+// ipFree reports whether a ClusterIP may be handed out: no Service holds a
+// record for it and no IPAddress object that is not a ClusterIP mirror
+// claims it (upstream's allocator treats every IPAddress as taken).
+func ipFree(ctx context.Context, store datastore.Store, ip string) (bool, error) {
+	if ok, err := keyFree(ctx, store, ipKey(ip)); err != nil || !ok {
+		return ok, err
+	}
+	kv, err := store.Get(ctx, ipAddressesPrefix+ip)
+	switch {
+	case errors.Is(err, datastore.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("checking IPAddress %s: %w", ip, err)
+	}
+	var obj struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(kv.Value, &obj); err != nil {
+		return false, fmt.Errorf("decoding IPAddress %s: %w", ip, err)
+	}
+	return obj.Metadata.Labels["ipaddress.kubernetes.io/managed-by"] == ipManagedBy, nil
+}
+
 func ipKey(ip string) string    { return ServiceIPsPrefix + ip }
 func portKey(port int32) string { return ServiceNodePortsPrefix + strconv.Itoa(int(port)) }

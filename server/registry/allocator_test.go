@@ -350,3 +350,94 @@ func TestHealthCheckNodePort(t *testing.T) {
 		t.Fatalf("release ops %+v", ops)
 	}
 }
+
+// TestIPAddressObjectsClaimAddresses: an IPAddress someone created keeps
+// the allocator off its address (asked for or random); one that mirrors a
+// ClusterIP (managed by ipallocator.k8s.io) does not count on its own.
+func TestIPAddressObjectsClaimAddresses(t *testing.T) {
+	f := newAllocFixture(t, "10.96.0.0/29", utilnet.PortRange{Base: 30000, Size: 10})
+	ctx := context.Background()
+	put := func(ip, managedBy string) {
+		labels := ""
+		if managedBy != "" {
+			labels = fmt.Sprintf(`,"labels":{"ipaddress.kubernetes.io/managed-by":%q}`, managedBy)
+		}
+		if _, err := f.store.Create(ctx, ipAddressesPrefix+ip, []byte(`{"metadata":{"name":"`+ip+`"`+labels+`}}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("10.96.0.3", "")
+	put("10.96.0.4", ipManagedBy)
+	svc := newService("asked", corev1.ServiceTypeClusterIP, 80)
+	svc.Spec.ClusterIP = "10.96.0.3"
+	if err := f.create(svc); err == nil || !strings.Contains(err.Error(), "already allocated") {
+		t.Fatalf("asking for a claimed address: %v", err)
+	}
+	stale := newService("stale", corev1.ServiceTypeClusterIP, 80)
+	stale.Spec.ClusterIP = "10.96.0.4"
+	if err := f.create(stale); err != nil {
+		t.Fatalf("asking for an address with a stale mirror: %v", err)
+	}
+	// The range has 6 addresses: .1 is kept for kubernetes, .3 claimed,
+	// .4 held; the three left are handed out and the next create fails.
+	seen := map[string]bool{}
+	for i := range 3 {
+		s := newService(fmt.Sprintf("s%d", i), corev1.ServiceTypeClusterIP, 80)
+		if err := f.create(s); err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		if ip := s.Spec.ClusterIP; ip == "10.96.0.3" || ip == "10.96.0.4" || seen[ip] {
+			t.Fatalf("handed out %s", ip)
+		}
+		seen[s.Spec.ClusterIP] = true
+	}
+	if err := f.create(newService("full", corev1.ServiceTypeClusterIP, 80)); !errors.Is(err, ErrRangeFull) {
+		t.Fatalf("create in a full range: %v", err)
+	}
+}
+
+// TestServiceCIDRRanges: addresses outside every range are refused with
+// the ranges named; a ServiceCIDR adds a range for asked-for addresses
+// and for random ones once the configured range is full; one being
+// deleted adds none.
+func TestServiceCIDRRanges(t *testing.T) {
+	f := newAllocFixture(t, "10.96.0.0/29", utilnet.PortRange{Base: 30000, Size: 10})
+	ctx := context.Background()
+	out := newService("out", corev1.ServiceTypeClusterIP, 80)
+	out.Spec.ClusterIP = "203.0.113.10"
+	if err := f.create(out); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "The range of valid IPs is 10.96.0.0/29") {
+		t.Fatalf("outside every range: %v", err)
+	}
+	put := func(name, body string) {
+		if _, err := f.store.Create(ctx, serviceCIDRsPrefix+name, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("doc", `{"metadata":{"name":"doc"},"spec":{"cidrs":["203.0.113.0/30","2001:db8::/64"]}}`)
+	put("gone", `{"metadata":{"name":"gone","deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"cidrs":["198.51.100.0/24"]}}`)
+	out = newService("out", corev1.ServiceTypeClusterIP, 80)
+	out.Spec.ClusterIP = "203.0.113.1"
+	if err := f.create(out); err != nil {
+		t.Fatalf("an address of a ServiceCIDR: %v", err)
+	}
+	leaving := newService("leaving", corev1.ServiceTypeClusterIP, 80)
+	leaving.Spec.ClusterIP = "198.51.100.7"
+	if err := f.create(leaving); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "10.96.0.0/29,203.0.113.0/30") {
+		t.Fatalf("an address of a deleted ServiceCIDR: %v", err)
+	}
+	// 10.96.0.0/29: .2-.6 random (.1 kept), then 203.0.113.2 (.1 taken).
+	var last string
+	for i := range 6 {
+		s := newService(fmt.Sprintf("s%d", i), corev1.ServiceTypeClusterIP, 80)
+		if err := f.create(s); err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		last = s.Spec.ClusterIP
+	}
+	if last != "203.0.113.2" {
+		t.Fatalf("the address after the configured range filled: %s", last)
+	}
+	if err := f.create(newService("full", corev1.ServiceTypeClusterIP, 80)); !errors.Is(err, ErrRangeFull) {
+		t.Fatalf("every range full: %v", err)
+	}
+}

@@ -121,3 +121,11 @@ type Group struct {
 func Legacy() Group {
 	return Group{Name: "legacy", Resources: All, AddToScheme: addLegacyToScheme}
 }
+
+// ResetMetaForStatus is a Hooks.PrepareStatus for types whose status
+// subresource changes nothing of the metadata (upstream's
+// metav1.ResetObjectMetaForStatus: labels, annotations, finalizers, owner
+// references, deletion timestamp and generation stay as stored).
+func ResetMetaForStatus(obj, old runtime.Object) {
+	metav1.ResetObjectMetaForStatus(mustMeta(obj), mustMeta(old))
+}

@@ -43,10 +43,10 @@ type Resource struct {
 	// Terminating, on custom resources, reports that the definition is being
 	// deleted: creates are refused.
 	Terminating func() bool
-	// Conversion, on custom resources whose CRD converts by webhook, is
-	// how stored objects become this version and written ones the storage
-	// version. nil: objects are stored as written and read as this version
-	// (the None strategy).
+	// Conversion, on custom resources, is how stored objects become this
+	// version and written ones the storage version (through the CRD's
+	// webhook, or for the None strategy by setting apiVersion). nil:
+	// objects are stored as written and read as this version.
 	Conversion *Conversion
 
 	New     func() runtime.Object // empty object of Kind

@@ -245,7 +245,7 @@ func validateService(svc *corev1.Service, cfg Config) field.ErrorList {
 	if s.SessionAffinity == corev1.ServiceAffinityNone && s.SessionAffinityConfig != nil {
 		errs = append(errs, field.Forbidden(spec.Child("sessionAffinityConfig"), "must not be set when session affinity is None"))
 	}
-	errs = append(errs, validateClusterIPs(svc, cfg, spec)...)
+	errs = append(errs, validateClusterIPs(svc, spec)...)
 	for i, ip := range s.ExternalIPs {
 		if net.ParseIP(ip) == nil {
 			errs = append(errs, field.Invalid(spec.Child("externalIPs").Index(i), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
@@ -348,7 +348,7 @@ func validateServicePorts(svc *corev1.Service, cfg Config, p *field.Path) field.
 	return errs
 }
 
-func validateClusterIPs(svc *corev1.Service, cfg Config, spec *field.Path) field.ErrorList {
+func validateClusterIPs(svc *corev1.Service, spec *field.Path) field.ErrorList {
 	s := &svc.Spec
 	var errs field.ErrorList
 	if len(s.ClusterIPs) > 0 && s.ClusterIP != s.ClusterIPs[0] {
@@ -364,10 +364,7 @@ func validateClusterIPs(svc *corev1.Service, cfg Config, spec *field.Path) field
 	if ip == nil {
 		return append(errs, field.Invalid(spec.Child("clusterIPs").Index(0), s.ClusterIP, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) or 'None'"))
 	}
-	if !cfg.ServiceCIDR.Contains(ip) {
-		errs = append(errs, field.Invalid(spec.Child("clusterIPs").Index(0), s.ClusterIP,
-			fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s", s.ClusterIP, s.ClusterIP, cfg.ServiceCIDR)))
-	}
+	// Whether a ServiceCIDR holds the address is the allocator's check.
 	for _, f := range s.IPFamilies {
 		if f != corev1.IPv4Protocol && f != corev1.IPv6Protocol {
 			errs = append(errs, field.NotSupported(spec.Child("ipFamilies"), f, []string{string(corev1.IPv4Protocol), string(corev1.IPv6Protocol)}))

@@ -97,10 +97,15 @@ func (a *serviceAllocator) allocateClusterIP(ctx context.Context, store datastor
 	p := field.NewPath("spec", "clusterIPs").Index(0)
 	if req := svc.Spec.ClusterIP; req != "" {
 		ip := net.ParseIP(req)
-		if _, ok := a.ips.offset(ip); ip == nil || !ok {
-			return nil, invalidService(svc, p, req, fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s", req, req, a.ips.cidr))
+		if ip == nil {
+			return nil, a.notInRange(svc, nil)
 		}
-		ok, err := keyFree(ctx, store, ipKey(ip.String()))
+		if ok, extra, err := a.rangeOf(ctx, store, ip); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, a.notInRange(svc, extra)
+		}
+		ok, err := ipFree(ctx, store, ip.String())
 		if err != nil {
 			return nil, err
 		}
@@ -111,25 +116,36 @@ func (a *serviceAllocator) allocateClusterIP(ctx context.Context, store datastor
 		svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
 		return []datastore.Op{{Type: datastore.OpCreate, Key: ipKey(svc.Spec.ClusterIP), Value: recordValue(svc)}}, nil
 	}
-	if n, err := store.Count(ctx, ServiceIPsPrefix); err != nil {
-		return nil, fmt.Errorf("counting service IPs: %w", err)
-	} else if n >= a.ips.size {
-		return nil, rangeFull("serviceIP")
-	}
-	// Offset 0 (the first address) is kept for the "kubernetes" Service.
-	skip := func(off int64) bool { return off == 0 }
-	off, ok, err := probe(ctx, a.ips.size, skip, func(off int64) (bool, error) {
-		return keyFree(ctx, store, ipKey(a.ips.at(off).String()))
-	})
+	ip, ok, err := a.randomIP(ctx, store)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, rangeFull("serviceIP")
 	}
-	svc.Spec.ClusterIP = a.ips.at(off).String()
+	svc.Spec.ClusterIP = ip
 	svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
 	return []datastore.Op{{Type: datastore.OpCreate, Key: ipKey(svc.Spec.ClusterIP), Value: recordValue(svc)}}, nil
+}
+
+// randomIP picks a free address of the configured range, else of the
+// other ServiceCIDRs; false when every range is full.
+func (a *serviceAllocator) randomIP(ctx context.Context, store datastore.Store) (string, bool, error) {
+	n, err := store.Count(ctx, ServiceIPsPrefix)
+	if err != nil {
+		return "", false, fmt.Errorf("counting service IPs: %w", err)
+	}
+	if n < a.ips.size {
+		// Offset 0 (the first address) is kept for the "kubernetes" Service.
+		skip := func(off int64) bool { return off == 0 }
+		off, ok, err := probe(ctx, a.ips.size, skip, func(off int64) (bool, error) {
+			return ipFree(ctx, store, a.ips.at(off).String())
+		})
+		if err != nil || ok {
+			return a.ips.at(off).String(), ok, err
+		}
+	}
+	return a.randomFromExtra(ctx, store)
 }
 
 // allocateNodePorts reserves the node ports of svc not in held (values the

@@ -139,7 +139,6 @@ func serviceCases(svc func(func(*corev1.Service)) func() runtime.Object) []valid
 			s.Spec.Type = corev1.ServiceTypeNodePort
 			s.Spec.Ports[0].NodePort = 8080
 		}), field.ErrorTypeInvalid, "spec.ports[0].nodePort"},
-		{"service clusterIP outside CIDR", "", "services", svc(func(s *corev1.Service) { s.Spec.ClusterIP = "10.0.0.1" }), field.ErrorTypeInvalid, "spec.clusterIPs[0]"},
 		{"service clusterIP garbage", "", "services", svc(func(s *corev1.Service) { s.Spec.ClusterIP = "ten" }), field.ErrorTypeInvalid, "spec.clusterIPs[0]"},
 		{"service headless NodePort", "", "services", svc(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.ClusterIP = "None" }), field.ErrorTypeInvalid, "spec.clusterIPs[0]"},
 	}

@@ -11,7 +11,10 @@ import (
 	"github.com/orch/orch/server/registry/autoscaling"
 	"github.com/orch/orch/server/registry/certificates"
 	"github.com/orch/orch/server/registry/clusterconfig"
+	"github.com/orch/orch/server/registry/flowcontrol"
 	"github.com/orch/orch/server/registry/rbac"
+	"github.com/orch/orch/server/registry/serviceip"
+	"github.com/orch/orch/server/registry/storagemigration"
 )
 
 // Groups lists every statically served group, in discovery order.
@@ -25,6 +28,9 @@ func Groups() []registry.Group {
 		certificates.Group(),
 		clusterconfig.Group(),
 		rbac.Group(),
+		flowcontrol.Group(),
+		serviceip.Group(),
+		storagemigration.Group(),
 	}
 }
 

@@ -37,6 +37,16 @@ func resources(registry.Config) []*registry.Resource {
 				}
 				c.Status.StoredVersions = storageVersions(c)
 			},
+			// A new storage version joins storedVersions: objects may now
+			// be stored in it too (a StorageVersionMigration prunes the list).
+			PrepareUpdate: func(o, _ runtime.Object) {
+				c := crd(o)
+				for _, v := range storageVersions(c) {
+					if !slices.Contains(c.Status.StoredVersions, v) {
+						c.Status.StoredVersions = append(c.Status.StoredVersions, v)
+					}
+				}
+			},
 			Validate:       func(o runtime.Object) field.ErrorList { return Validate(crd(o)) },
 			ValidateUpdate: func(o, old runtime.Object) field.ErrorList { return ValidateUpdate(crd(o), crd(old)) },
 		},

@@ -28,6 +28,7 @@ var localPriorities = map[string][2]int32{
 	"node.k8s.io":                  {16300, 15},
 	"discovery.k8s.io":             {16200, 15},
 	"flowcontrol.apiserver.k8s.io": {16100, 21},
+	"storagemigration.k8s.io":      {15800, 15},
 }
 
 // LocalAPIService is the APIService kube-aggregator keeps for a group/version

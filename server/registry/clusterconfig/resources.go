@@ -32,7 +32,8 @@ func Group() registry.Group {
 const DefaultIngressClassAnnotation = "ingressclass.kubernetes.io/is-default-class"
 
 func resources(registry.Config) []*registry.Resource {
-	defs := []registry.Def{ingressClass(), runtimeClass(), csiDriver(), csiNode(), volumeAttachment()}
+	defs := []registry.Def{ingressClass(), runtimeClass(), csiDriver(), csiNode(), volumeAttachment(),
+		volumeAttributesClass(), csiStorageCapacity()}
 	return registry.BuildAll(defs...)
 }
 

@@ -139,6 +139,7 @@ func systemRoles() []rbacv1.ClusterRole {
 		clusterRole("system:node-proxier", nil,
 			rule(v("list", "watch"), "", "services", "endpoints"),
 			rule(read, "", "nodes"),
+			rule(v("list", "watch"), "networking.k8s.io", "servicecidrs"),
 			rule(v("list", "watch"), "discovery.k8s.io", "endpointslices"),
 			events, eventsV1),
 		clusterRole("system:node-problem-detector", nil,

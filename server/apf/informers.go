@@ -1,0 +1,50 @@
+package apf
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Watcher keeps a Classifier on the configuration the API holds.
+type Watcher struct {
+	c *Classifier
+	f informers.SharedInformerFactory
+}
+
+// Watch fills c from FlowSchema and PriorityLevelConfiguration informers
+// over client, rebuilding the snapshot on every change. Stop the watch
+// with the returned func.
+func Watch(c *Classifier, client kubernetes.Interface) (*Watcher, func()) {
+	w := &Watcher{c: c, f: informers.NewSharedInformerFactory(client, 0)}
+	fc := w.f.Flowcontrol().V1()
+	rebuild := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { w.rebuild() }, UpdateFunc: func(any, any) { w.rebuild() }, DeleteFunc: func(any) { w.rebuild() },
+	}
+	// Errors only come from a stopped informer.
+	_, _ = fc.FlowSchemas().Informer().AddEventHandler(rebuild)
+	_, _ = fc.PriorityLevelConfigurations().Informer().AddEventHandler(rebuild)
+	done := make(chan struct{})
+	w.f.Start(done)
+	return w, func() {
+		close(done)
+		w.f.Shutdown()
+	}
+}
+
+// Synced reports whether both caches have been listed once.
+func (w *Watcher) Synced() bool {
+	fc := w.f.Flowcontrol().V1()
+	return fc.FlowSchemas().Informer().HasSynced() && fc.PriorityLevelConfigurations().Informer().HasSynced()
+}
+
+func (w *Watcher) rebuild() {
+	fc := w.f.Flowcontrol().V1()
+	fss, err1 := fc.FlowSchemas().Lister().List(labels.Everything())
+	pls, err2 := fc.PriorityLevelConfigurations().Lister().List(labels.Everything())
+	if err1 != nil || err2 != nil {
+		return // listers of a running informer do not fail
+	}
+	w.c.Set(fss, pls)
+}
