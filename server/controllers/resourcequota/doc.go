@@ -5,6 +5,7 @@
 // transaction as the object; deletes and terminal pods are given back
 // here). Counted: pods (non-terminal, with their compute requests and
 // limits), services (and node ports, load balancers), configmaps, secrets,
-// persistentvolumeclaims (and requested storage per class) and count/<resource>.<group> for the workload
-// resources.
+// persistentvolumeclaims (and requested storage per class),
+// replicationcontrollers, and count/<resource>[.<group>] for those, the
+// workload resources and podtemplates.
 package resourcequota
