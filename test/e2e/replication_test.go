@@ -17,15 +17,20 @@ import (
 // rcSelector is the label of the RC's pods (and of the orphan it adopts).
 const rcSelector = "app=rc-web"
 
-const rcScript = "trap 'exit 0' TERM; while true; do sleep 1; done"
+// rcScript serves the pod's hostname (its name) on port 8080, as the
+// conformance image serve-hostname does.
+const rcScript = "mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www"
 
 func rcPod(name string) *corev1.Pod {
+	c := bbContainer("web", rcScript)
+	c.Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "rc-web"}},
-		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1), Containers: []corev1.Container{bbContainer("web", rcScript)}}}
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1), Containers: []corev1.Container{c}}}
 }
 
 // TestReplicationController runs a core/v1 ReplicationController on a real
-// node: it adopts a matching orphan and creates the rest, scales up and
+// node: it adopts a matching orphan and creates the rest, each replica
+// answers with its name through the API server's pods/proxy, it scales up and
 // down (kubectl scale and the scale subresource), releases a pod relabelled
 // out of its selector and replaces it, shows in `kubectl get all`, and
 // `kubectl delete rc` takes its pods with it (garbage collector).
@@ -49,6 +54,7 @@ func TestReplicationController(t *testing.T) {
 	if p := waitPod(t, cs, "rc-orphan", "adopted", func(*corev1.Pod) bool { return true }); !metav1.IsControlledBy(p, rc) {
 		t.Fatalf("orphan not adopted: %+v", p.OwnerReferences)
 	}
+	t.Run("PodProxy", func(t *testing.T) { rcPodProxy(t, cs, rc.UID) })
 	t.Run("Scale", func(t *testing.T) { rcScale(t, k.with(t), cs, rc.UID) })
 	t.Run("Release", func(t *testing.T) { rcRelease(t, cs, rc.UID) })
 	t.Run("GetAll", func(t *testing.T) {
@@ -136,5 +142,27 @@ func rcRelease(t *testing.T, cs kubernetes.Interface, uid types.UID) {
 	rcWaitReady(t, cs, uid, 1)
 	if err := cs.CoreV1().Pods("default").Delete(ctx, victim, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// rcPodProxy asks every replica for its name through pods/proxy: the
+// default port (the first declared), an explicit one and a sub-path.
+func rcPodProxy(t *testing.T, cs kubernetes.Interface, uid types.UID) {
+	ctx := context.Background()
+	for _, p := range rcOwned(t, cs, uid) {
+		for _, name := range []string{p.Name, p.Name + ":8080", "http:" + p.Name + ":8080"} {
+			for _, sub := range []string{"", "index.html"} {
+				body, err := cs.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").SubResource("proxy").
+					Name(name).Suffix(sub).DoRaw(ctx)
+				if err != nil || strings.TrimSpace(string(body)) != p.Name {
+					t.Fatalf("pods/%s/proxy/%s: %q (%v), want the pod's name", name, sub, body, err)
+				}
+			}
+		}
+	}
+	_, err := cs.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").SubResource("proxy").
+		Name("rc-orphan:1").DoRaw(ctx)
+	if err == nil {
+		t.Fatal("proxy to a closed port succeeded")
 	}
 }
