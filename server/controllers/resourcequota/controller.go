@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -107,9 +108,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	used, err := c.recount(q)
+	used, err := c.recount(q, func(gr schema.GroupResource) ([]runtime.Object, error) {
+		return c.objects[gr].Lister().ByNamespace(q.Namespace).List(labels.Everything())
+	})
 	if err != nil {
 		return err
+	}
+	if lowers(used, q.Status.Used) {
+		if used, err = c.recount(q, func(gr schema.GroupResource) ([]runtime.Object, error) {
+			return listFresh(ctx, c.client, gr, q.Namespace)
+		}); err != nil {
+			return err
+		}
 	}
 	upd := q.DeepCopy()
 	upd.Status.Hard, upd.Status.Used = q.Spec.Hard, used
@@ -122,14 +132,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return nil
 }
 
-// recount sums the usage of the namespace's objects for q's hard names.
-func (c *Controller) recount(q *corev1.ResourceQuota) (corev1.ResourceList, error) {
+// recount sums the usage of the namespace's objects, listed by list, for
+// q's hard names.
+func (c *Controller) recount(q *corev1.ResourceQuota, list func(schema.GroupResource) ([]runtime.Object, error)) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
 		used[name] = *resource.NewQuantity(0, resource.DecimalSI)
 	}
-	for gr, gi := range c.objects {
-		objs, err := gi.Lister().ByNamespace(q.Namespace).List(labels.Everything())
+	for gr := range c.objects {
+		objs, err := list(gr)
 		if err != nil {
 			return nil, err
 		}

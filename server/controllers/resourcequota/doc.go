@@ -8,4 +8,9 @@
 // persistentvolumeclaims (and requested storage per class),
 // replicationcontrollers, and count/<resource>[.<group>] for those, the
 // workload resources and podtemplates.
+//
+// Recounts read the shared cache, which may not show yet the objects
+// admission has just charged: a recount that would lower status.used is
+// redone from the API server before it is written (fresh.go), so room is
+// never given back twice.
 package resourcequota
