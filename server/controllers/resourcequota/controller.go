@@ -31,6 +31,7 @@ var counted = []schema.GroupVersionResource{
 	{Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "secrets"},
 	{Version: "v1", Resource: "persistentvolumeclaims"},
 	{Version: "v1", Resource: "replicationcontrollers"}, {Version: "v1", Resource: "podtemplates"},
+	{Version: "v1", Resource: "resourcequotas"},
 	{Group: "apps", Version: "v1", Resource: "deployments"}, {Group: "apps", Version: "v1", Resource: "replicasets"},
 	{Group: "apps", Version: "v1", Resource: "statefulsets"}, {Group: "apps", Version: "v1", Resource: "daemonsets"},
 	{Group: "batch", Version: "v1", Resource: "jobs"}, {Group: "batch", Version: "v1", Resource: "cronjobs"},

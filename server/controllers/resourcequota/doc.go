@@ -6,8 +6,8 @@
 // here). Counted: pods (non-terminal, with their compute requests and
 // limits), services (and node ports, load balancers), configmaps, secrets,
 // persistentvolumeclaims (and requested storage per class),
-// replicationcontrollers, and count/<resource>[.<group>] for those, the
-// workload resources and podtemplates.
+// replicationcontrollers, resourcequotas, and count/<resource>[.<group>]
+// for those, the workload resources and podtemplates.
 //
 // Recounts read the shared cache, which may not show yet the objects
 // admission has just charged: a recount that would lower status.used is

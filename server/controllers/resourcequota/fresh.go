@@ -47,6 +47,8 @@ func listFresh(ctx context.Context, c kubernetes.Interface, gr schema.GroupResou
 		list, err = c.CoreV1().ReplicationControllers(ns).List(ctx, o)
 	case schema.GroupResource{Resource: "podtemplates"}:
 		list, err = c.CoreV1().PodTemplates(ns).List(ctx, o)
+	case schema.GroupResource{Resource: "resourcequotas"}:
+		list, err = c.CoreV1().ResourceQuotas(ns).List(ctx, o)
 	case schema.GroupResource{Group: "apps", Resource: "deployments"}:
 		list, err = c.AppsV1().Deployments(ns).List(ctx, o)
 	case schema.GroupResource{Group: "apps", Resource: "replicasets"}:
