@@ -23,6 +23,7 @@ import (
 	"github.com/orch/orch/server/controllers/nodelifecycle"
 	"github.com/orch/orch/server/controllers/pvbinder"
 	"github.com/orch/orch/server/controllers/replicaset"
+	"github.com/orch/orch/server/controllers/replication"
 	"github.com/orch/orch/server/controllers/resourcequota"
 	"github.com/orch/orch/server/controllers/schedloop"
 	"github.com/orch/orch/server/controllers/serviceaccount"
@@ -54,6 +55,7 @@ func sharedControllers() []sharedController {
 	return []sharedController{
 		{"scheduler", func(kc *kit.Context) (runner, error) { return schedloop.NewShared(kc) }},
 		{"replicaset", func(kc *kit.Context) (runner, error) { return replicaset.New(kc) }},
+		{"replicationcontroller", func(kc *kit.Context) (runner, error) { return replication.New(kc) }},
 		{"deployment", func(kc *kit.Context) (runner, error) { return deployment.New(kc) }},
 		{"pvbinder", func(kc *kit.Context) (runner, error) { return pvbinder.New(kc) }},
 		{"localpath", func(kc *kit.Context) (runner, error) { return localpath.New(kc) }},

@@ -20,7 +20,7 @@ import (
 
 // returnsDeletedObject lists the resources whose DELETE answers with the
 // object rather than a Status, as upstream's registries do.
-var returnsDeletedObject = map[string]bool{"pods": true, "services": true, "namespaces": true}
+var returnsDeletedObject = map[string]bool{"pods": true, "services": true, "namespaces": true, "podtemplates": true}
 
 // deleteResult is what one delete did.
 type deleteResult struct {
@@ -83,16 +83,17 @@ const jobDeleteWarning = "child pods are preserved by default when jobs are dele
 	"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
 
 // defaultPropagation applies a resource's default garbage collection
-// policy: batch/v1 Jobs orphan their pods unless told otherwise (for
-// backward compatibility, as upstream), everything else is Background.
+// policy: batch/v1 Jobs and core/v1 ReplicationControllers orphan their
+// pods unless told otherwise (for backward compatibility, as upstream;
+// only Jobs warn), everything else is Background.
 func defaultPropagation(w http.ResponseWriter, rc *reqCtx, opts *metav1.DeleteOptions) {
 	//nolint:staticcheck // the legacy field still selects a policy
-	if opts.PropagationPolicy != nil || opts.OrphanDependents != nil {
+	if opts.PropagationPolicy != nil || opts.OrphanDependents != nil || !rc.res.OrphanDependents {
 		return
 	}
-	if rc.gr.Group == "batch" && rc.gr.Resource == "jobs" && rc.res.GroupVersion.Version == "v1" {
-		p := metav1.DeletePropagationOrphan
-		opts.PropagationPolicy = &p
+	p := metav1.DeletePropagationOrphan
+	opts.PropagationPolicy = &p
+	if rc.gr.Group == "batch" && rc.gr.Resource == "jobs" {
 		addWarning(w, jobDeleteWarning)
 	}
 }

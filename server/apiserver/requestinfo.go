@@ -32,6 +32,9 @@ type requestInfo struct {
 	// extraParts is set when the path has more segments than
 	// resource/name/subresource: such paths are not served.
 	extraParts bool
+	// proxyPath is what follows <name>/proxy (the proxy subresource's
+	// backend path, trailing slash kept).
+	proxyPath string
 }
 
 // namespaceSubresources are the subresources of a namespace object, which
@@ -87,6 +90,13 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 		info.Subresource = parts[2]
 	}
 	info.extraParts = len(parts) > 3
+	if info.Subresource == "proxy" && info.extraParts {
+		info.extraParts = false
+		info.proxyPath = "/" + strings.Join(parts[3:], "/")
+		if strings.HasSuffix(r.URL.Path, "/") {
+			info.proxyPath += "/"
+		}
+	}
 	info.Verb = refineVerb(info, r, watchPath)
 	if info.Name == "" && (info.Verb == "list" || info.Verb == "watch") {
 		info.selectedName = selectedName(r)

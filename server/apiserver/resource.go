@@ -50,8 +50,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *req
 		s.writeError(w, r, notFoundPath())
 		return
 	}
-	out, err := negotiateOutput(r, info.Verb == "list", hasProtobuf(res)) // watch events carry single objects
-	if err != nil {
+	// Watch events carry single objects; a proxied backend chooses its own media types.
+	out, err := negotiateOutput(r, info.Verb == "list", hasProtobuf(res))
+	if err != nil && info.Subresource != "proxy" {
 		s.writeError(w, r, err)
 		return
 	}
@@ -97,6 +98,8 @@ func (s *Server) route(rc *reqCtx) (resourceHandler, error) {
 		h = map[string]resourceHandler{"create": s.handleEviction}[verb]
 	case podProxySubresources[sub] && rc.gr == podsGR:
 		h = s.podProxyRoute(sub, verb)
+	case sub == "proxy" && rc.gr == podsGR:
+		h = s.handlePodProxy
 	case sub == "token" && rc.gr == serviceAccountsGR:
 		h = map[string]resourceHandler{"create": s.handleTokenRequest}[verb]
 	case sub == "finalize" && rc.res == s.namespaces && s.namespaces != nil:

@@ -101,7 +101,8 @@ type Server struct {
 	nsTerminating terminatingCache
 	dec           decoders
 	handler       http.Handler
-	kubelet       *kubeletClient // nil without Config.KubeletClientTLS
+	kubelet       *kubeletClient  // nil without Config.KubeletClientTLS
+	podProxy      *http.Transport // pods/proxy to pod IPs
 	virtual       map[schema.GroupVersionResource]VirtualCreate
 	// openapiV2 is /openapi/v2 with the custom resources merged in.
 	openapiV2 *openapi.V2Cache
@@ -154,6 +155,7 @@ func New(cfg Config) (*Server, error) {
 	s.dec = newDecoders(cfg.Scheme)
 	s.fields = fieldmanager.New(cfg.Scheme)
 	s.kubelet = newKubeletClient(cfg.KubeletClientTLS)
+	s.podProxy = newPodProxyTransport()
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
 }

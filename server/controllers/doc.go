@@ -8,6 +8,7 @@
 //	nodeipam   assigns each Node a pod CIDR from the cluster CIDR
 //	schedloop  binds pending pods to Nodes with server/scheduler
 //	replicaset keeps ReplicaSets' pods (create, delete, adopt, status)
+//	replication the same for ReplicationControllers, converted in memory to ReplicaSets
 //	deployment rolls Deployments out through their ReplicaSets
 //	pvbinder   binds PersistentVolumeClaims and PersistentVolumes, reclaims released volumes
 //	localpath  the local-path StorageClass and provisioner (hostPath PVs on the pod's node)

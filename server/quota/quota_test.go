@@ -48,6 +48,14 @@ func TestUsageAndCheck(t *testing.T) {
 	if n := u["count/services"]; n.Value() != 1 {
 		t.Fatalf("count %v", u)
 	}
+	for gr, obj := range map[schema.GroupResource]any{{Resource: "replicationcontrollers"}: &corev1.ReplicationController{},
+		{Resource: "resourcequotas"}: &corev1.ResourceQuota{}} {
+		name := corev1.ResourceName(gr.Resource)
+		u := Usage(gr, obj)
+		if n, c := u[name], u[CountName(gr)]; n.Value() != 1 || c.Value() != 1 {
+			t.Fatalf("%s usage %v", gr.Resource, u)
+		}
+	}
 	done := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}
 	if len(Usage(schema.GroupResource{Resource: "pods"}, done)) != 0 {
 		t.Fatal("a terminal pod consumes quota")

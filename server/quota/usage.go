@@ -20,6 +20,7 @@ const (
 	RequestsStorage        = corev1.ResourceRequestsStorage
 	storageClassSuffix     = ".storageclass.storage.k8s.io/"
 	replicationControllers = corev1.ResourceReplicationControllers
+	resourceQuotas         = corev1.ResourceQuotas
 )
 
 // CountName is the object-count resource of gr: count/pods,
@@ -51,6 +52,8 @@ func Usage(gr schema.GroupResource, obj any) corev1.ResourceList {
 		u[Secrets] = one
 	case *corev1.ReplicationController:
 		u[replicationControllers] = one
+	case *corev1.ResourceQuota:
+		u[resourceQuotas] = one
 	case *corev1.PersistentVolumeClaim:
 		u[Claims] = one
 		addClaimStorage(u, o)

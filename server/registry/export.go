@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -23,9 +24,11 @@ type Def struct {
 	Namespaced   bool
 	HasStatus    bool
 	Scale        *ScaleAccess
-	New          func() runtime.Object
-	NewList      func() runtime.Object
-	Hooks        Hooks
+	// OrphanDependents: deletes without a propagation policy orphan (see Resource).
+	OrphanDependents bool
+	New              func() runtime.Object
+	NewList          func() runtime.Object
+	Hooks            Hooks
 	// Subresources are extra update subresources (see Resource).
 	Subresources map[string]SubresourceStrategy
 }
@@ -65,7 +68,7 @@ func (d Def) Build() *Resource {
 	h := d.Hooks
 	r := def{
 		gv: d.GroupVersion, resource: d.Resource, kind: d.Kind, short: d.ShortNames,
-		namespaced: d.Namespaced, hasStatus: d.HasStatus, scale: d.Scale,
+		namespaced: d.Namespaced, hasStatus: d.HasStatus, scale: d.Scale, orphan: d.OrphanDependents,
 		newObj: d.New, newList: d.NewList,
 		rules: rules{
 			generation: h.Generation, keepStatusOnCreate: h.KeepStatusOnCreate, nameFn: h.NameFn,
@@ -129,3 +132,19 @@ func Legacy() Group {
 func ResetMetaForStatus(obj, old runtime.Object) {
 	metav1.ResetObjectMetaForStatus(mustMeta(obj), mustMeta(old))
 }
+
+// DefaultPodSpec applies the defaults upstream gives the pod spec of a pod
+// template (SetDefaults_PodSpec and everything a PodSpec contains), the
+// ones orch applies to the templates of Deployments and the other workloads.
+func DefaultPodSpec(spec *corev1.PodSpec) { defaultPodSpec(spec) }
+
+// ValidatePodTemplateSpec is upstream's ValidatePodTemplateSpec: the
+// template's labels and annotations, its pod spec (orch's pod validation)
+// and no ephemeral containers. p is the path of the template.
+func ValidatePodTemplateSpec(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
+	return validatePodTemplate(t, p)
+}
+
+// ContainerCells are kubectl's Containers and Images cells: the names and
+// the images of cs, comma-joined.
+func ContainerCells(cs []corev1.Container) (names, images string) { return containerCells(cs) }

@@ -27,6 +27,10 @@ type Resource struct {
 	HasStatus bool
 	// Scale, when set, serves <resource>/scale as autoscaling/v1 Scale.
 	Scale *ScaleAccess
+	// OrphanDependents: a delete without a propagation policy orphans the
+	// dependents (kube-apiserver's DefaultGarbageCollectionPolicy of
+	// batch/v1 Jobs and core/v1 ReplicationControllers); else Background.
+	OrphanDependents bool
 	// Subresources are further subresources served for get, update and
 	// patch of the whole object (e.g. a CertificateSigningRequest's
 	// approval): their strategy replaces the main resource's update rules.

@@ -25,6 +25,7 @@ type def struct {
 	namespaced bool
 	hasStatus  bool
 	scale      *ScaleAccess
+	orphan     bool // OrphanDependents
 	newObj     func() runtime.Object
 	newList    func() runtime.Object
 	rules      rules
@@ -46,16 +47,17 @@ func (d def) build() *Resource {
 	d.rules.namespaced = d.namespaced
 	d.rules.hasStatus = d.hasStatus
 	r := &Resource{
-		GroupVersion: d.gv,
-		Resource:     d.resource,
-		Kind:         d.kind,
-		SingularName: lower(d.kind),
-		ShortNames:   d.short,
-		Namespaced:   d.namespaced,
-		HasStatus:    d.hasStatus,
-		Scale:        d.scale,
-		New:          d.newObj,
-		NewList:      d.newList,
+		GroupVersion:     d.gv,
+		Resource:         d.resource,
+		Kind:             d.kind,
+		SingularName:     lower(d.kind),
+		ShortNames:       d.short,
+		Namespaced:       d.namespaced,
+		HasStatus:        d.hasStatus,
+		Scale:            d.scale,
+		OrphanDependents: d.orphan,
+		New:              d.newObj,
+		NewList:          d.newList,
 	}
 	if d.all {
 		r.Categories = []string{"all"}
@@ -141,7 +143,7 @@ func groupDefs() []def {
 		{gv: apps, resource: "statefulsets", kind: "StatefulSet", short: []string{"sts"}, all: true, namespaced: true, hasStatus: true,
 			scale: statefulSetScale, newObj: objs[appsv1.StatefulSet](), newList: objs[appsv1.StatefulSetList](), rules: statefulSetRules()},
 		controllerRevisionDef(),
-		{gv: batchv1.SchemeGroupVersion, resource: "jobs", kind: "Job", all: true, namespaced: true, hasStatus: true,
+		{gv: batchv1.SchemeGroupVersion, resource: "jobs", kind: "Job", all: true, namespaced: true, hasStatus: true, orphan: true,
 			newObj: objs[batchv1.Job](), newList: objs[batchv1.JobList](), rules: jobRules()},
 		{gv: batchv1.SchemeGroupVersion, resource: "cronjobs", kind: "CronJob", short: []string{"cj"}, all: true, namespaced: true, hasStatus: true,
 			newObj: objs[batchv1.CronJob](), newList: objs[batchv1.CronJobList](), rules: cronJobRules()},

@@ -9,10 +9,11 @@ import (
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -32,66 +33,114 @@ const (
 // Kind is the GroupVersionKind of the pods' controller references.
 var Kind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 
-// Controller keeps ReplicaSets' pods. Build it with New; Run it on the leader.
+// Controller keeps the pods of its Owners (ReplicaSets, or
+// ReplicationControllers seen as ReplicaSets). Build it with New or NewFor;
+// Run it on the leader.
 type Controller struct {
-	client     kubernetes.Interface
-	rsLister   appslisters.ReplicaSetLister
-	podLister  corelisters.PodLister
-	podIndexer cache.Indexer
-	synced     []cache.InformerSynced
-	queue      kit.Queue
-	exp        *Expectations
-	recorder   record.EventRecorder
-	log        *zap.Logger
-	now        func() time.Time
+	client      kubernetes.Interface
+	owners      Owners
+	ownerIndex  cache.Indexer
+	podLister   corelisters.PodLister
+	podIndexer  cache.Indexer
+	synced      []cache.InformerSynced
+	queue       kit.Queue
+	exp         *Expectations
+	recorder    record.EventRecorder
+	log         *zap.Logger
+	now         func() time.Time
+	terminating bool
 }
 
 // New registers the ReplicaSet and Pod handlers on kc's shared cache.
 func New(kc *kit.Context) (*Controller, error) {
-	rsInf := kc.Informers.Apps().V1().ReplicaSets()
+	inf := kc.Informers.Apps().V1().ReplicaSets().Informer()
+	return NewFor(kc, Config{Owners: ReplicaSets(kc.Client, inf), Name: controllerName, Component: Component,
+		TerminatingReplicas: true})
+}
+
+// NewFor registers the handlers of cfg.Owners and of pods on kc's shared cache.
+func NewFor(kc *kit.Context, cfg Config) (*Controller, error) {
+	ownerInf := cfg.Owners.Informer()
 	podInf := kc.Informers.Core().V1().Pods()
 	if err := AddPodOwnerIndex(podInf.Informer()); err != nil {
-		return nil, fmt.Errorf("replicaset: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	c := &Controller{client: kc.Client, rsLister: rsInf.Lister(), podLister: podInf.Lister(),
+	c := &Controller{client: kc.Client, owners: cfg.Owners, ownerIndex: ownerInf.GetIndexer(), podLister: podInf.Lister(),
 		podIndexer: podInf.Informer().GetIndexer(),
-		synced:     []cache.InformerSynced{rsInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue:      kit.NewQueue(controllerName), exp: NewExpectations(nil),
-		recorder: kc.Recorder(Component), log: kc.Logger.Named(controllerName), now: time.Now}
-	if _, err := rsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		synced:     []cache.InformerSynced{ownerInf.HasSynced, podInf.Informer().HasSynced},
+		queue:      kit.NewQueue(cfg.Name), exp: NewExpectations(nil),
+		recorder: kc.Recorder(cfg.Component), log: kc.Logger.Named(cfg.Name), now: time.Now,
+		terminating: cfg.TerminatingReplicas}
+	if _, err := ownerInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { kit.Enqueue(c.queue, obj) },
-		UpdateFunc: c.updateRS,
-		DeleteFunc: c.deleteRS,
+		UpdateFunc: c.updateOwner,
+		DeleteFunc: c.deleteOwner,
 	}); err != nil {
-		return nil, fmt.Errorf("replicaset: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
 	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.addPod, UpdateFunc: c.updatePod, DeleteFunc: c.deletePod,
 	}); err != nil {
-		return nil, fmt.Errorf("replicaset: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
 	return c, nil
 }
 
-// Run syncs ReplicaSets until ctx ends.
+// Run syncs the owners until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	if !kit.WaitForSync(ctx, c.synced...) {
 		return ctx.Err()
 	}
-	c.log.Info("replicaset controller running")
+	c.log.Info("controller running", zap.String("kind", c.owners.Kind().Kind))
 	kit.RunWorkers(ctx, c.queue, workers, c.sync, c.log)
 	return ctx.Err()
 }
 
-func (c *Controller) updateRS(oldObj, curObj any) {
-	old, cur := oldObj.(*appsv1.ReplicaSet), curObj.(*appsv1.ReplicaSet)
+// get returns the cached owner ns/name as a ReplicaSet (NotFound if absent).
+func (c *Controller) get(ns, name string) (*appsv1.ReplicaSet, error) {
+	obj, ok, err := c.ownerIndex.GetByKey(ns + "/" + name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		k := c.owners.Kind()
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: k.Group, Resource: k.Kind}, name)
+	}
+	rs, ok := c.owners.View(obj)
+	if !ok {
+		return nil, fmt.Errorf("cached %s is a %T", ns+"/"+name, obj)
+	}
+	return rs, nil
+}
+
+// list returns the cached owners of namespace ns as ReplicaSets.
+func (c *Controller) list(ns string) ([]*appsv1.ReplicaSet, error) {
+	objs, err := c.ownerIndex.ByIndex(cache.NamespaceIndex, ns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*appsv1.ReplicaSet, 0, len(objs))
+	for _, o := range objs {
+		if rs, ok := c.owners.View(o); ok {
+			out = append(out, rs)
+		}
+	}
+	return out, nil
+}
+
+func (c *Controller) updateOwner(oldObj, curObj any) {
+	old, ok1 := c.owners.View(oldObj)
+	cur, ok2 := c.owners.View(curObj)
+	if !ok1 || !ok2 {
+		return
+	}
 	if old.UID != cur.UID {
-		c.deleteRS(cache.DeletedFinalStateUnknown{Key: key(old), Obj: old})
+		c.deleteOwner(cache.DeletedFinalStateUnknown{Key: key(old), Obj: oldObj})
 	}
 	kit.Enqueue(c.queue, cur)
 }
 
-func (c *Controller) deleteRS(obj any) {
+func (c *Controller) deleteOwner(obj any) {
 	k, ok := kit.Key(obj)
 	if !ok {
 		return
@@ -174,24 +223,24 @@ func (c *Controller) deletePod(obj any) {
 	}
 }
 
-// resolve returns the cached ReplicaSet ref points to, if it is the same one.
+// resolve returns the cached owner ref points to, if it is the same one.
 func (c *Controller) resolve(ns string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != Kind.Kind {
+	if ref.Kind != c.owners.Kind().Kind {
 		return nil
 	}
-	rs, err := c.rsLister.ReplicaSets(ns).Get(ref.Name)
+	rs, err := c.get(ns, ref.Name)
 	if err != nil || rs.UID != ref.UID {
 		return nil
 	}
 	return rs
 }
 
-// enqueueMatching wakes the ReplicaSets whose selector matches an orphan.
+// enqueueMatching wakes the owners whose selector matches an orphan.
 func (c *Controller) enqueueMatching(pod *corev1.Pod) {
 	if len(pod.Labels) == 0 {
 		return
 	}
-	all, err := c.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
+	all, err := c.list(pod.Namespace)
 	if err != nil {
 		return
 	}

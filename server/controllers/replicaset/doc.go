@@ -12,4 +12,8 @@
 // created or deleted twice. Events and their messages are upstream's:
 // SuccessfulCreate "Created pod: x", SuccessfulDelete "Deleted pod: x",
 // FailedCreate "Error creating: ...".
+//
+// The controller reads its owners through Owners (owners.go): New builds
+// it over apps/v1 ReplicaSets, NewFor over any kind seen as ReplicaSets —
+// server/controllers/replication passes ReplicationControllers.
 package replicaset

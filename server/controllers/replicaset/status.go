@@ -78,14 +78,13 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 		return rs, nil
 	}
 	st.ObservedGeneration = rs.Generation
-	api := c.client.AppsV1().ReplicaSets(rs.Namespace)
 	for i := 0; ; i++ {
 		rs.Status = st
-		out, err := api.UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+		out, err := c.owners.UpdateStatus(ctx, rs)
 		if err == nil || i >= statusUpdateRetries {
 			return out, err
 		}
-		if rs, err = api.Get(ctx, rs.Name, metav1.GetOptions{}); err != nil {
+		if rs, err = c.owners.Fetch(ctx, rs.Namespace, rs.Name); err != nil {
 			return nil, err
 		}
 	}

@@ -29,7 +29,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	if err != nil {
 		return nil
 	}
-	rs, err := c.rsLister.ReplicaSets(ns).Get(name)
+	rs, err := c.get(ns, name)
 	if apierrors.IsNotFound(err) {
 		c.exp.Delete(k)
 		return nil
@@ -57,7 +57,11 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 		manageErr = c.manageReplicas(ctx, active, rs)
 	}
 	now := c.now()
-	updated, err := c.updateStatus(ctx, rs.DeepCopy(), calculateStatus(rs, active, terminating, manageErr, now))
+	st := calculateStatus(rs, active, terminating, manageErr, now)
+	if !c.terminating {
+		st.TerminatingReplicas = nil
+	}
+	updated, err := c.updateStatus(ctx, rs.DeepCopy(), st)
 	if err != nil {
 		return err
 	}
@@ -99,9 +103,9 @@ func filterTerminating(rs *appsv1.ReplicaSet, sel labels.Selector, pods []*corev
 
 func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, sel labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
 	api := c.client.CoreV1().Pods(rs.Namespace)
-	cl := &Claimer{Owner: rs, Kind: Kind, Selector: sel,
+	cl := &Claimer{Owner: rs, Kind: c.owners.Kind(), Selector: sel,
 		Fresh: func(ctx context.Context) (metav1.Object, error) {
-			return c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			return c.owners.Fetch(ctx, rs.Namespace, rs.Name)
 		},
 		Patch: func(ctx context.Context, name string, patch []byte) error {
 			_, err := api.Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
@@ -133,16 +137,16 @@ func (c *Controller) manageReplicas(ctx context.Context, active []*corev1.Pod, r
 
 // createPod creates one pod from the template, named "<rs>-<5 random>".
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod := PodFromTemplate(&rs.Spec.Template, rs.Name, ControllerRef(rs, Kind))
+	pod := PodFromTemplate(&rs.Spec.Template, rs.Name, ControllerRef(rs, c.owners.Kind()))
 	out, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil
 		}
-		c.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		c.recorder.Eventf(c.owners.Original(rs), corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return err
 	}
-	c.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", out.Name)
+	c.recorder.Eventf(c.owners.Original(rs), corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", out.Name)
 	return nil
 }
 
@@ -176,12 +180,12 @@ func (c *Controller) deletePods(ctx context.Context, rs *appsv1.ReplicaSet, vict
 		wg.Go(func() {
 			err := c.client.CoreV1().Pods(rs.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
 			if err == nil {
-				c.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", p.Name)
+				c.recorder.Eventf(c.owners.Original(rs), corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", p.Name)
 				return
 			}
 			c.exp.DeletionObserved(k, podKey(p))
 			if !apierrors.IsNotFound(err) {
-				c.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+				c.recorder.Eventf(c.owners.Original(rs), corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 				errs[i] = fmt.Errorf("unable to delete pods: %w", err)
 			}
 		})
@@ -190,12 +194,12 @@ func (c *Controller) deletePods(ctx context.Context, rs *appsv1.ReplicaSet, vict
 	return errors.Join(errs...)
 }
 
-// relatedPods are the pods of every ReplicaSet with the same controller
+// relatedPods are the pods of every owner with the same controller
 // (a Deployment's old and new ReplicaSets), for the same-node rank.
 func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
 	owners := []*appsv1.ReplicaSet{rs}
 	if ref := metav1.GetControllerOfNoCopy(rs); ref != nil {
-		all, _ := c.rsLister.ReplicaSets(rs.Namespace).List(labels.Everything())
+		all, _ := c.list(rs.Namespace)
 		owners = owners[:0]
 		for _, o := range all {
 			if r := metav1.GetControllerOfNoCopy(o); r != nil && r.UID == ref.UID {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -29,6 +30,8 @@ var counted = []schema.GroupVersionResource{
 	{Version: "v1", Resource: "pods"}, {Version: "v1", Resource: "services"},
 	{Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "secrets"},
 	{Version: "v1", Resource: "persistentvolumeclaims"},
+	{Version: "v1", Resource: "replicationcontrollers"}, {Version: "v1", Resource: "podtemplates"},
+	{Version: "v1", Resource: "resourcequotas"},
 	{Group: "apps", Version: "v1", Resource: "deployments"}, {Group: "apps", Version: "v1", Resource: "replicasets"},
 	{Group: "apps", Version: "v1", Resource: "statefulsets"}, {Group: "apps", Version: "v1", Resource: "daemonsets"},
 	{Group: "batch", Version: "v1", Resource: "jobs"}, {Group: "batch", Version: "v1", Resource: "cronjobs"},
@@ -106,9 +109,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	used, err := c.recount(q)
+	used, err := c.recount(q, func(gr schema.GroupResource) ([]runtime.Object, error) {
+		return c.objects[gr].Lister().ByNamespace(q.Namespace).List(labels.Everything())
+	})
 	if err != nil {
 		return err
+	}
+	if lowers(used, q.Status.Used) {
+		if used, err = c.recount(q, func(gr schema.GroupResource) ([]runtime.Object, error) {
+			return listFresh(ctx, c.client, gr, q.Namespace)
+		}); err != nil {
+			return err
+		}
 	}
 	upd := q.DeepCopy()
 	upd.Status.Hard, upd.Status.Used = q.Spec.Hard, used
@@ -121,14 +133,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return nil
 }
 
-// recount sums the usage of the namespace's objects for q's hard names.
-func (c *Controller) recount(q *corev1.ResourceQuota) (corev1.ResourceList, error) {
+// recount sums the usage of the namespace's objects, listed by list, for
+// q's hard names.
+func (c *Controller) recount(q *corev1.ResourceQuota, list func(schema.GroupResource) ([]runtime.Object, error)) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
 		used[name] = *resource.NewQuantity(0, resource.DecimalSI)
 	}
-	for gr, gi := range c.objects {
-		objs, err := gi.Lister().ByNamespace(q.Namespace).List(labels.Everything())
+	for gr := range c.objects {
+		objs, err := list(gr)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/orch/orch/server/registry/autoscaling"
 	"github.com/orch/orch/server/registry/certificates"
 	"github.com/orch/orch/server/registry/clusterconfig"
+	"github.com/orch/orch/server/registry/core"
 	"github.com/orch/orch/server/registry/flowcontrol"
 	"github.com/orch/orch/server/registry/rbac"
 	"github.com/orch/orch/server/registry/serviceip"
@@ -21,6 +22,7 @@ import (
 func Groups() []registry.Group {
 	return []registry.Group{
 		registry.Legacy(),
+		core.Group(),
 		apiregistration.Group(),
 		apiextensions.Group(),
 		admissionregistration.Group(),

@@ -1,0 +1,113 @@
+package apiserver
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+)
+
+// pods/proxy, every method: a reverse proxy from the API server straight to
+// the pod's IP, as kube-apiserver's ProxyREST (pkg/registry/core/pod/rest).
+// The name may be "pod", "pod:port" or "scheme:pod:port"; without a port
+// the pod's first declared container port is used (else the scheme's
+// default). The path after /proxy (or the path query parameter) and the
+// query go to the pod. As upstream, the API server must reach pod IPs:
+// `orch server` runs an agent for its own node unless --disable-agent.
+
+// newPodProxyTransport is upstream's proxy transport: pods serving HTTPS
+// are not verified (they have no certificate of the cluster CA).
+func newPodProxyTransport() *http.Transport {
+	return &http.Transport{
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // as kube-apiserver's proxyTransport
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     90 * time.Second,
+	}
+}
+
+func (s *Server) handlePodProxy(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	scheme, name, port, ok := utilnet.SplitSchemeNamePort(rc.name)
+	if !ok {
+		s.writeError(w, r, badRequestf("invalid pod request %q", rc.name))
+		return
+	}
+	obj, _, err := s.getStored(r.Context(), rc.res, rc.ns, name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		s.writeError(w, r, fmt.Errorf("pods %s: stored object is %T", name, obj))
+		return
+	}
+	target, err := podProxyTarget(pod, scheme, port)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sub := rc.info.proxyPath
+	if sub == "" {
+		sub = rc.query.Get("path")
+	}
+	target.Path = utilnet.JoinPreservingTrailingSlash("/", sub)
+	target.RawQuery = r.URL.RawQuery
+	s.reverseProxy(target, s.podProxy).ServeHTTP(w, r)
+}
+
+// podProxyTarget is scheme://podIP[:port] (upstream's ResourceLocation).
+func podProxyTarget(pod *corev1.Pod, scheme, port string) (*url.URL, error) {
+	if port == "" {
+		for _, c := range pod.Spec.Containers {
+			if len(c.Ports) > 0 {
+				port = fmt.Sprint(c.Ports[0].ContainerPort)
+				break
+			}
+		}
+	}
+	ip := net.ParseIP(pod.Status.PodIP)
+	if ip == nil || !ip.IsGlobalUnicast() {
+		return nil, badRequestf("address not allowed")
+	}
+	host := pod.Status.PodIP
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if scheme == "" {
+		scheme = "http"
+	}
+	return &url.URL{Scheme: scheme, Host: host}, nil
+}
+
+// reverseProxy forwards a request to target without the client's
+// credentials, streaming the answer.
+func (s *Server) reverseProxy(target *url.URL, tr http.RoundTripper) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL, pr.Out.Host = target, target.Host
+			pr.SetXForwarded()
+			pr.Out.Header.Del("Authorization") // the client's credentials stay here
+			for k := range pr.Out.Header {
+				if strings.HasPrefix(k, "Impersonate-") {
+					pr.Out.Header.Del(k)
+				}
+			}
+		},
+		Transport:     tr,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.writeError(w, r, dialError(err))
+		},
+	}
+}
