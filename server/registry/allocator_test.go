@@ -229,7 +229,11 @@ func TestServiceUpdateKeepsAllocations(t *testing.T) {
 	}
 	// Changing the clusterIP is refused.
 	m := svc.DeepCopy()
-	m.Spec.ClusterIP, m.Spec.ClusterIPs = "10.43.0.99", []string{"10.43.0.99"}
+	other := "10.43.0.99"
+	if svc.Spec.ClusterIP == other { // the random allocation may have picked it
+		other = "10.43.0.98"
+	}
+	m.Spec.ClusterIP, m.Spec.ClusterIPs = other, []string{other}
 	if err := f.update(m, svc); err == nil || !strings.Contains(err.Error(), "spec.clusterIPs[0]") {
 		t.Fatalf("clusterIP change: %v", err)
 	}
