@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -13,14 +12,7 @@ import (
 // only marked (its agent finishes it); the namespace reports what remains
 // in its conditions and goes once the pod is gone.
 func TestNamespaceLifecycleGracefulPods(t *testing.T) {
-	s, _ := newMetaTestServer(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	if err := s.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go func() { defer close(done); s.RunNamespaceLifecycle(ctx) }()
+	s, ctx := startNamespaceLifecycle(t)
 
 	metaPut(t, s, "", "nodes", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "grace"},

@@ -59,7 +59,10 @@ func metaEventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestNamespaceLifecycle(t *testing.T) {
+// startNamespaceLifecycle starts a bootstrapped test server running the
+// namespace lifecycle loop until the test ends.
+func startNamespaceLifecycle(t *testing.T) (*Server, context.Context) {
+	t.Helper()
 	s, _ := newMetaTestServer(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -68,6 +71,11 @@ func TestNamespaceLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { defer close(done); s.RunNamespaceLifecycle(ctx) }()
+	return s, ctx
+}
+
+func TestNamespaceLifecycle(t *testing.T) {
+	s, ctx := startNamespaceLifecycle(t)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"},
 		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}}}
@@ -181,14 +189,7 @@ func TestCheckNamespaceForCreate(t *testing.T) {
 // remains (held by a finalizer), nothing else in it is deleted; once the
 // pod is gone, the rest goes (upstream's OrderedNamespaceDeletion).
 func TestNamespaceLifecyclePodsFirst(t *testing.T) {
-	s, _ := newMetaTestServer(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	if err := s.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go func() { defer close(done); s.RunNamespaceLifecycle(ctx) }()
+	s, ctx := startNamespaceLifecycle(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ordered"},
 		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}}}
 	metaPut(t, s, "", "namespaces", ns)
