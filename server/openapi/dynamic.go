@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -53,10 +51,7 @@ func ServeDoc(w http.ResponseWriter, r *http.Request, d Doc) error {
 		http.Redirect(w, r, V3URL(d.Name, h), http.StatusMovedPermanently)
 		return nil
 	}
-	w.Header().Set("Content-Type", MediaTypeJSON)
-	w.Header().Set("Etag", strconv.Quote(h))
-	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(d.JSON)))
-	return nil
+	return serveBytes(w, r, d.JSON, MediaTypeJSON, h)
 }
 
 func writeJSONDoc(w http.ResponseWriter, r *http.Request, v any) error {
@@ -64,27 +59,15 @@ func writeJSONDoc(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", MediaTypeJSON)
-	w.Header().Set("Etag", strconv.Quote(hashOf(b)))
-	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
-	return nil
+	return serveBytes(w, r, b, MediaTypeJSON, hashOf(b))
 }
 
 // Components returns named component schemas of an embedded v3 document
 // (e.g. ObjectMeta and what it refers to, for custom resource documents).
 func (s *Specs) Components(doc string, names ...string) (map[string]json.RawMessage, error) {
-	f, err := s.fsys.Open("v3/" + strings.ReplaceAll(doc, "/", "__") + ".json.gz")
+	b, err := s.readGzipped("v3/" + strings.ReplaceAll(doc, "/", "__") + ".json.gz")
 	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: %w", doc, err)
+		return nil, err
 	}
 	var d struct {
 		Components struct {
@@ -122,4 +105,22 @@ func (s *Specs) V2Definitions() (map[string]*spec.Schema, error) {
 		return nil, fmt.Errorf("openapi: v2: %w", err)
 	}
 	return d.Definitions, nil
+}
+
+// readGzipped returns an embedded document, decompressed.
+func (s *Specs) readGzipped(file string) ([]byte, error) {
+	f, err := s.fsys.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", file, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", file, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", file, err)
+	}
+	return b, nil
 }

@@ -1,14 +1,12 @@
 package openapi
 
 import (
-	"compress/gzip"
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -88,18 +86,9 @@ func (c *V2Cache) merged(s *Specs, add *V2Additions, protobuf bool) ([]byte, str
 
 // mergeV2 adds the definitions and paths of add to the embedded document.
 func (s *Specs) mergeV2(add *V2Additions) ([]byte, error) {
-	f, err := s.fsys.Open("v2.json.gz")
+	raw, err := s.readGzipped("v2.json.gz")
 	if err != nil {
-		return nil, fmt.Errorf("openapi: v2: %w", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: v2: %w", err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: v2: %w", err)
+		return nil, err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
@@ -124,10 +113,11 @@ func (s *Specs) mergeV2(add *V2Additions) ([]byte, error) {
 	return json.Marshal(top)
 }
 
-// serveBytes writes a document held in memory, honouring If-None-Match.
+// serveBytes writes a document held in memory with its ETag, honouring
+// If-None-Match and ranges (without copying it).
 func serveBytes(w http.ResponseWriter, r *http.Request, doc []byte, contentType, etag string) error {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Etag", strconv.Quote(etag))
-	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(doc)))
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(doc))
 	return nil
 }
