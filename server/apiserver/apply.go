@@ -88,6 +88,31 @@ func (s *Server) applyCreate(w http.ResponseWriter, r *http.Request, rc *reqCtx,
 // applyCreateKey marks a create whose managedFields the apply already set.
 type applyCreateKey struct{}
 
+// appliedJSON converts an apply body to JSON. Unless mode is Ignore it is
+// parsed strictly first (duplicate keys: an error under Strict, a warning
+// under Warn, malformed YAML an error either way); only a body that fails
+// the strict parse is parsed a second time.
+func appliedJSON(w http.ResponseWriter, data []byte, mode string) ([]byte, error) {
+	var strictErr error
+	if mode != "Ignore" {
+		js, err := yaml.YAMLToJSONStrict(data)
+		if err == nil {
+			return js, nil
+		}
+		strictErr = err
+	}
+	js, err := yaml.YAMLToJSON(data)
+	switch {
+	case err != nil:
+		return nil, badRequestf("error decoding YAML: %v", err)
+	case strictErr != nil && mode == "Strict":
+		return nil, badRequestf("error strict decoding YAML: %v", strictErr)
+	case strictErr != nil:
+		addWarning(w, strictErr.Error())
+	}
+	return js, nil
+}
+
 // checkAppliedFields reports the fields of a custom resource's apply
 // configuration its schema does not declare: an error under Strict (in
 // structured-merge-diff's words, as upstream), warnings under Warn.
@@ -116,17 +141,9 @@ func (s *Server) decodeApplied(w http.ResponseWriter, rc *reqCtx, data []byte) (
 	if err != nil {
 		return nil, err
 	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := appliedJSON(w, data, mode)
 	if err != nil {
-		return nil, badRequestf("error decoding YAML: %v", err)
-	}
-	if mode != "Ignore" {
-		if _, err := yaml.YAMLToJSONStrict(data); err != nil {
-			if mode == "Strict" {
-				return nil, badRequestf("error strict decoding YAML: %v", err)
-			}
-			addWarning(w, err.Error())
-		}
+		return nil, err
 	}
 	m := map[string]interface{}{}
 	if err := utiljson.Unmarshal(js, &m); err != nil {
