@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -35,33 +36,49 @@ func newPodProxyTransport() *http.Transport {
 }
 
 func (s *Server) handlePodProxy(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
-	scheme, name, port, ok := utilnet.SplitSchemeNamePort(rc.name)
-	if !ok {
-		s.writeError(w, r, badRequestf("invalid pod request %q", rc.name))
-		return
-	}
-	obj, _, err := s.getStored(r.Context(), rc.res, rc.ns, name)
+	s.serveProxy(w, r, rc, s.locatePod)
+}
+
+// proxyLocator resolves the name of a proxy request ("name", "name:port" or
+// "scheme:name:port") to the URL to forward to and the transport to use.
+type proxyLocator func(ctx context.Context, rc *reqCtx) (*url.URL, http.RoundTripper, error)
+
+// serveProxy is every <resource>/proxy: the path after /proxy (or the path
+// query parameter) and the query go to where locate points.
+func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, rc *reqCtx, locate proxyLocator) {
+	target, tr, err := locate(r.Context(), rc)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		s.writeError(w, r, fmt.Errorf("pods %s: stored object is %T", name, obj))
-		return
-	}
-	target, err := podProxyTarget(pod, scheme, port)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	if target.Scheme == "" {
+		target.Scheme = "http" // as upstream's UpgradeAwareHandler
 	}
 	sub := rc.info.proxyPath
 	if sub == "" {
 		sub = rc.query.Get("path")
 	}
-	target.Path = utilnet.JoinPreservingTrailingSlash("/", sub)
+	target.Path = utilnet.JoinPreservingTrailingSlash(target.Path+"/", sub)
 	target.RawQuery = r.URL.RawQuery
-	s.reverseProxy(target, s.podProxy).ServeHTTP(w, r)
+	s.reverseProxy(target, tr).ServeHTTP(w, r)
+}
+
+// locatePod is upstream's pod ResourceLocation.
+func (s *Server) locatePod(ctx context.Context, rc *reqCtx) (*url.URL, http.RoundTripper, error) {
+	scheme, name, port, ok := utilnet.SplitSchemeNamePort(rc.name)
+	if !ok {
+		return nil, nil, badRequestf("invalid pod request %q", rc.name)
+	}
+	obj, _, err := s.getStored(ctx, rc.res, rc.ns, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil, fmt.Errorf("pods %s: stored object is %T", name, obj)
+	}
+	target, err := podProxyTarget(pod, scheme, port)
+	return target, s.podProxy, err
 }
 
 // podProxyTarget is scheme://podIP[:port] (upstream's ResourceLocation).

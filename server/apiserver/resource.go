@@ -100,6 +100,10 @@ func (s *Server) route(rc *reqCtx) (resourceHandler, error) {
 		h = s.podProxyRoute(sub, verb)
 	case sub == "proxy" && rc.gr == podsGR:
 		h = s.handlePodProxy
+	case sub == "proxy" && rc.gr == servicesGR:
+		h = s.handleServiceProxy
+	case sub == "proxy" && rc.gr == nodesGR:
+		h = s.handleNodeProxy
 	case sub == "token" && rc.gr == serviceAccountsGR:
 		h = map[string]resourceHandler{"create": s.handleTokenRequest}[verb]
 	case sub == "finalize" && rc.res == s.namespaces && s.namespaces != nil:

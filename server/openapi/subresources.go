@@ -27,6 +27,8 @@ func ExtraSubresources() []Subresource {
 		{Resource: "pods", Name: "log", Kind: core("Pod"), Verbs: []string{"get"}},
 		{Resource: "pods", Name: "portforward", Kind: core("PodPortForwardOptions"), Verbs: createGet},
 		{Resource: "pods", Name: "proxy", Kind: core("PodProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
+		{Resource: "services", Name: "proxy", Kind: core("ServiceProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
+		{Resource: "nodes", Name: "proxy", Kind: core("NodeProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
 		{Resource: "namespaces", Name: "finalize", Kind: core("Namespace"), Verbs: []string{"update"}},
 		{Resource: "serviceaccounts", Name: "token", Kind: schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"},
 			Verbs: []string{"create"}},

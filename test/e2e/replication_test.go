@@ -8,8 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -30,7 +32,8 @@ func rcPod(name string) *corev1.Pod {
 
 // TestReplicationController runs a core/v1 ReplicationController on a real
 // node: it adopts a matching orphan and creates the rest, each replica
-// answers with its name through the API server's pods/proxy, it scales up and
+// answers with its name through the API server's pods/proxy and through a
+// Service's services/proxy, the node's agent answers through nodes/proxy, it scales up and
 // down (kubectl scale and the scale subresource), releases a pod relabelled
 // out of its selector and replaces it, shows in `kubectl get all`, and
 // `kubectl delete rc` takes its pods with it (garbage collector).
@@ -55,6 +58,8 @@ func TestReplicationController(t *testing.T) {
 		t.Fatalf("orphan not adopted: %+v", p.OwnerReferences)
 	}
 	t.Run("PodProxy", func(t *testing.T) { rcPodProxy(t, cs, rc.UID) })
+	t.Run("ServiceProxy", func(t *testing.T) { rcServiceProxy(t, cs, rc.UID) })
+	t.Run("NodeProxy", func(t *testing.T) { nodeProxy(t, cs) })
 	t.Run("Scale", func(t *testing.T) { rcScale(t, k.with(t), cs, rc.UID) })
 	t.Run("Release", func(t *testing.T) { rcRelease(t, cs, rc.UID) })
 	t.Run("GetAll", func(t *testing.T) {
@@ -164,5 +169,58 @@ func rcPodProxy(t *testing.T, cs kubernetes.Interface, uid types.UID) {
 		Name("rc-orphan:1").DoRaw(ctx)
 	if err == nil {
 		t.Fatal("proxy to a closed port succeeded")
+	}
+}
+
+// rcServiceProxy asks a Service over the RC's pods for a name through
+// services/proxy, by port name and by port number: the answer comes from
+// one of the replicas.
+func rcServiceProxy(t *testing.T, cs kubernetes.Interface, uid types.UID) {
+	ctx := context.Background()
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "rc-web"}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": "rc-web"},
+		Ports:    []corev1.ServicePort{{Name: "web", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	if _, err := cs.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.CoreV1().Services("default").Delete(ctx, "rc-web", metav1.DeleteOptions{}) }()
+	names := map[string]bool{}
+	for _, p := range rcOwned(t, cs, uid) {
+		names[p.Name] = true
+	}
+	for _, name := range []string{"rc-web:web", "rc-web:80", "http:rc-web:web"} {
+		waitFor(t, 60*time.Second, "services/"+name+"/proxy", func() (bool, error) {
+			body, err := cs.CoreV1().RESTClient().Get().Namespace("default").Resource("services").SubResource("proxy").
+				Name(name).Suffix("index.html").DoRaw(ctx)
+			if err != nil || !names[strings.TrimSpace(string(body))] {
+				return false, fmt.Errorf("%q (%v), want one of %v", body, err, names)
+			}
+			return true, nil
+		})
+	}
+	_, err := cs.CoreV1().RESTClient().Get().Namespace("default").Resource("services").SubResource("proxy").
+		Name("rc-web:81").DoRaw(ctx)
+	if !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("proxy to a port the service lacks: %v, want 503", err)
+	}
+}
+
+// nodeProxy reaches the node's agent API through nodes/proxy: /healthz and
+// the kubelet's /pods.
+func nodeProxy(t *testing.T, cs kubernetes.Interface) {
+	ctx := context.Background()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("nodes: %v", err)
+	}
+	req := func(sub string) ([]byte, error) {
+		return cs.CoreV1().RESTClient().Get().Resource("nodes").SubResource("proxy").Name(nodes.Items[0].Name).Suffix(sub).DoRaw(ctx)
+	}
+	if body, err := req("healthz"); err != nil || strings.TrimSpace(string(body)) != "ok" {
+		t.Fatalf("nodes/proxy/healthz: %q (%v)", body, err)
+	}
+	body, err := req("pods")
+	if err != nil || !strings.Contains(string(body), `"rc-orphan"`) && !strings.Contains(string(body), "rc-web") {
+		t.Fatalf("nodes/proxy/pods: %.300s (%v)", body, err)
 	}
 }
