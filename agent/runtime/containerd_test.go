@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,6 +38,23 @@ func TestLogsAndExitCode(t *testing.T) {
 	}
 	if !strings.Contains(st.LogPath, "default_"+p.name+"_"+p.uid+"/main/0.log") {
 		t.Errorf("log path %s", st.LogPath)
+	}
+}
+
+// TestLogCompleteOnExit: once the status says exited, the log holds all
+// the output (a client reads the log as soon as it sees the pod succeed).
+func TestLogCompleteOnExit(t *testing.T) {
+	d := sharedDaemon(t)
+	r := newRuntime(t, d)
+	p := newPod(t, true)
+	for i := range 3 {
+		s := p.spec(fmt.Sprintf("burst%d", i), "sh", "-c", "seq 1 20000; echo last-line")
+		run(t, r, s)
+		st := waitState(t, r, s.ID, StateExited, 20*time.Second)
+		b, err := os.ReadFile(st.LogPath)
+		if err != nil || !strings.Contains(string(b), " stdout F last-line") {
+			t.Fatalf("log read on exit lacks the last line (%d bytes, %v)", len(b), err)
+		}
 	}
 }
 

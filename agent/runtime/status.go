@@ -64,6 +64,7 @@ func (r *Containerd) status(ctx context.Context, c containerd.Container) (Contai
 	case containerd.Created:
 		st.State = StateCreated
 	case containerd.Stopped:
+		r.waitOutput(ctx, c.ID())
 		st.State, st.ExitCode, st.FinishedAt = StateExited, int(ts.ExitStatus), ts.ExitTime
 		st.Pid = 0
 		if !st.OOMKilled && st.ExitCode == 137 {
@@ -73,6 +74,31 @@ func (r *Containerd) status(ctx context.Context, c containerd.Container) (Contai
 		st.State = StateUnknown
 	}
 	return st, nil
+}
+
+// outputDrainWait bounds how long a stopped container's status waits for
+// the rest of its output to reach the log (a child that kept stdout open
+// would otherwise hold the status back).
+const outputDrainWait = 2 * time.Second
+
+// waitOutput waits until the output copy of a stopped container ended, so
+// that once the agent reports the container exited its log is complete: a
+// client that reads the log on seeing the pod succeed gets all of it (as
+// CRI does: containerd waits for the IO before it reports the exit).
+func (r *Containerd) waitOutput(ctx context.Context, id string) {
+	r.mu.Lock()
+	x := r.ios[id]
+	r.mu.Unlock()
+	if x == nil {
+		return
+	}
+	t := time.NewTimer(outputDrainWait)
+	defer t.Stop()
+	select {
+	case <-x.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // ListContainers lists orch's containers, of one pod when podUID is set,
