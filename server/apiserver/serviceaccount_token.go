@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -101,12 +102,15 @@ func (s *Server) issueToken(r *http.Request, rc *reqCtx, tr *authenticationv1.To
 	req := satoken.Request{Namespace: rc.ns, ServiceAccount: satoken.Ref{Name: sa.Name, UID: string(sa.UID)},
 		Audiences: tr.Spec.Audiences, Expiration: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second}
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
-		bound, err := s.boundRef(r, rc.ns, ref)
+		bound, obj, err := s.boundRef(r, rc.ns, ref)
 		if err != nil {
 			return nil, err
 		}
-		if ref.Kind == "Pod" {
+		if pod, ok := obj.(*corev1.Pod); ok {
 			req.Pod = bound
+			if req.Node, err = s.podNodeRef(r, pod); err != nil {
+				return nil, err
+			}
 		} else {
 			req.Secret = bound
 		}
@@ -125,25 +129,44 @@ func (s *Server) issueToken(r *http.Request, rc *reqCtx, tr *authenticationv1.To
 	return out, nil
 }
 
+// podNodeRef is the node a pod-bound token names, as upstream's
+// ServiceAccountTokenPodNodeInfo: the pod's node, with only its name when
+// the Node object does not exist; nil for a pod not yet scheduled.
+func (s *Server) podNodeRef(r *http.Request, pod *corev1.Pod) (*satoken.Ref, error) {
+	name := pod.Spec.NodeName
+	nodes := s.byGVR[corev1.SchemeGroupVersion.WithResource("nodes")]
+	if name == "" || nodes == nil {
+		return nil, nil
+	}
+	nobj, _, err := s.getStored(r.Context(), nodes, "", name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return &satoken.Ref{Name: name}, nil
+	case err != nil:
+		return nil, apierrors.NewInternalError(err)
+	}
+	return &satoken.Ref{Name: name, UID: string(objectMeta(nobj).GetUID())}, nil
+}
+
 // boundRef reads the Pod or Secret a token is to be bound to; its uid must
 // match when the request gives one.
-func (s *Server) boundRef(r *http.Request, ns string, ref *authenticationv1.BoundObjectReference) (*satoken.Ref, error) {
+func (s *Server) boundRef(r *http.Request, ns string, ref *authenticationv1.BoundObjectReference) (*satoken.Ref, runtime.Object, error) {
 	gvr := podsRes
 	if ref.Kind == "Secret" {
 		gvr = secretsRes
 	}
 	res := s.byGVR[gvr]
 	if res == nil {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), ref.Name)
+		return nil, nil, apierrors.NewNotFound(gvr.GroupResource(), ref.Name)
 	}
 	obj, _, err := s.getStored(r.Context(), res, ns, ref.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m := objectMeta(obj)
 	if ref.UID != "" && ref.UID != m.GetUID() {
-		return nil, apierrors.NewConflict(gvr.GroupResource(), ref.Name,
+		return nil, nil, apierrors.NewConflict(gvr.GroupResource(), ref.Name,
 			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
 	}
-	return &satoken.Ref{Name: m.GetName(), UID: string(m.GetUID())}, nil
+	return &satoken.Ref{Name: m.GetName(), UID: string(m.GetUID())}, obj, nil
 }

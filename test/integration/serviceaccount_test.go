@@ -139,6 +139,11 @@ func testBoundToken(t *testing.T, s *testutil.Server, ns string) {
 	if got := who.Extra["authentication.kubernetes.io/pod-uid"]; len(got) != 1 || got[0] != string(p.UID) {
 		t.Fatalf("bound token's user extra: %+v", who.Extra)
 	}
+	// the pod's node is named even when no Node object exists (then without a uid)
+	if got := who.Extra["authentication.kubernetes.io/node-name"]; len(got) != 1 || got[0] != "nowhere" || who.Extra["authentication.kubernetes.io/node-uid"] != nil {
+		t.Fatalf("bound token's node extra: %+v", who.Extra)
+	}
+	testBoundTokenNode(t, s, ns)
 	must(t, s.Clientset.CoreV1().Pods(ns).Delete(ctx, "holder", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}), "delete pod")
 	waitFor(t, "pod gone", func() error {
 		_, err := s.Clientset.CoreV1().Pods(ns).Get(ctx, "holder", metav1.GetOptions{})
@@ -150,6 +155,31 @@ func testBoundToken(t *testing.T, s *testutil.Server, ns string) {
 	_, err = saClient(t, s, tr.Status.Token).AuthenticationV1().SelfSubjectReviews().Create(ctx,
 		&authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	wantCode(t, err, 401, "token bound to a deleted pod")
+}
+
+// testBoundTokenNode: a token bound to a pod on an existing node names the
+// node and its uid (upstream's ServiceAccountTokenPodNodeInfo).
+func testBoundTokenNode(t *testing.T, s *testutil.Server, ns string) {
+	ctx := ctxT(t)
+	node, err := s.Clientset.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "token-node"}}, metav1.CreateOptions{})
+	must(t, err, "create node")
+	defer func() { _ = s.Clientset.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}) }()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "on-node"}, Spec: corev1.PodSpec{
+		NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	p, err := s.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	must(t, err, "create pod")
+	defer func() {
+		_ = s.Clientset.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	}()
+	tr, err := s.Clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600),
+			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}}},
+		metav1.CreateOptions{})
+	must(t, err, "bound token request")
+	who := whoami(t, s, tr.Status.Token)
+	if n, u := who.Extra["authentication.kubernetes.io/node-name"], who.Extra["authentication.kubernetes.io/node-uid"]; len(n) != 1 || n[0] != node.Name || len(u) != 1 || u[0] != string(node.UID) {
+		t.Fatalf("bound token's node extra: %+v", who.Extra)
+	}
 }
 
 func testBadTokenRequests(t *testing.T, s *testutil.Server, ns string) {

@@ -154,9 +154,11 @@ func extraFor(c *Claims) map[string][]string {
 		extra["authentication.kubernetes.io/pod-name"] = []string{p.Name}
 		extra["authentication.kubernetes.io/pod-uid"] = []string{p.UID}
 	}
-	if n := c.K8s.Node; n != nil {
+	if n := c.K8s.Node; n != nil && n.Name != "" {
 		extra["authentication.kubernetes.io/node-name"] = []string{n.Name}
-		extra["authentication.kubernetes.io/node-uid"] = []string{n.UID}
+		if n.UID != "" { // a node that did not exist when the token was issued
+			extra["authentication.kubernetes.io/node-uid"] = []string{n.UID}
+		}
 	}
 	if len(extra) == 0 {
 		return nil
