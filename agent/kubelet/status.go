@@ -74,7 +74,7 @@ func (in *statusInput) containerStatus(c *corev1.Container, init bool) corev1.Co
 		w := in.waiting[c.Name]
 		if w.Reason == "" {
 			w.Reason = "ContainerCreating"
-			if !init && !in.initDone() {
+			if init || !in.initDone() { // upstream: init containers not yet created wait in PodInitializing too
 				w.Reason = "PodInitializing"
 			}
 		}

@@ -57,6 +57,29 @@ func TestSyncRunsInitThenApp(t *testing.T) {
 	}
 }
 
+// TestInitContainersWaitInPodInitializing: init containers not yet created
+// wait with reason PodInitializing, as upstream's kubelet reports them
+// (conformance: init containers fail on a RestartAlways pod).
+func TestInitContainersWaitInPodInitializing(t *testing.T) {
+	h := newHarness(t)
+	h.add(testPod("web", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "init1", Image: "busybox:1.36"}, {Name: "init2", Image: "busybox:1.36"}}
+	}))
+	h.sync("web")
+	h.exit("web", "init1", 0, 1, false)
+	h.sync("web")
+	p := h.pod("web")
+	if len(p.Status.InitContainerStatuses) != 2 {
+		t.Fatalf("init statuses %+v", p.Status.InitContainerStatuses)
+	}
+	if w := p.Status.InitContainerStatuses[1].State.Waiting; w == nil || w.Reason != "PodInitializing" {
+		t.Fatalf("second init container %+v, want waiting PodInitializing", p.Status.InitContainerStatuses[1].State)
+	}
+	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "PodInitializing" {
+		t.Fatalf("app container %+v, want waiting PodInitializing", p.Status.ContainerStatuses[0].State)
+	}
+}
+
 func TestSidecarKeepsRunning(t *testing.T) {
 	h := newHarness(t)
 	h.add(testPod("sc", func(p *corev1.Pod) {
