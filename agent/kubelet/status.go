@@ -99,6 +99,8 @@ func (in *statusInput) containerStatus(c *corev1.Container, init bool) corev1.Co
 			return s
 		}
 		s.State.Terminated = in.terminated(l)
+		// upstream's prober manager: a regular init container that succeeded is ready
+		s.Ready = init && !qos.IsRestartableInit(c) && l.ExitCode == 0
 	default:
 		w := in.waiting[c.Name]
 		if w.Reason == "" {

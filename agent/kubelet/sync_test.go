@@ -35,6 +35,9 @@ func TestSyncRunsInitThenApp(t *testing.T) {
 	if p.Status.Phase != corev1.PodRunning || condition(p, corev1.PodReady) != corev1.ConditionTrue || condition(p, corev1.PodInitialized) != corev1.ConditionTrue {
 		t.Fatalf("phase %s ready %s initialized %s", p.Status.Phase, condition(p, corev1.PodReady), condition(p, corev1.PodInitialized))
 	}
+	if ics := p.Status.InitContainerStatuses[0]; ics.State.Terminated == nil || !ics.Ready {
+		t.Fatalf("init container status = %+v, want terminated and ready", ics)
+	}
 	cs := p.Status.ContainerStatuses[0]
 	if cs.State.Running == nil || !cs.Ready || cs.ImageID == "" || !strings.HasPrefix(cs.ContainerID, "containerd://") {
 		t.Fatalf("container status = %+v", cs)
