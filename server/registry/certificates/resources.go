@@ -85,15 +85,16 @@ func prepareStatus(o, old runtime.Object) {
 	c.Status.Conditions = stamp(merge(prev.Status.Conditions, c.Status.Conditions), prev.Status.Conditions)
 }
 
-// approval is the approval subresource: only the Approved and Denied
-// conditions change.
+// approval is the approval subresource: only the conditions change, all
+// of them as upstream's csrApprovalStrategy (validation keeps an Approved
+// or Denied condition from being removed).
 type approval struct{}
 
 func (approval) PrepareForUpdate(_ context.Context, o, old runtime.Object) {
 	c, prev := csrOf(o), csrOf(old)
-	c.Spec = prev.Spec
-	c.Status.Certificate = prev.Status.Certificate
-	c.Status.Conditions = stamp(merge(c.Status.Conditions, prev.Status.Conditions), prev.Status.Conditions)
+	conds := stamp(c.Status.Conditions, prev.Status.Conditions)
+	c.Spec, c.Status = prev.Spec, prev.Status
+	c.Status.Conditions = conds
 }
 
 func (approval) ValidateUpdate(_ context.Context, o, old runtime.Object) field.ErrorList {

@@ -75,7 +75,9 @@ func TestPrepareCreate(t *testing.T) {
 
 // TestUpdateRules: the main resource keeps spec and status, the status
 // subresource keeps spec and the approval conditions, the approval
-// subresource keeps spec, certificate and the other conditions.
+// subresource keeps spec and certificate and takes every condition given
+// (upstream's csrApprovalStrategy; the conformance spec patches in a
+// condition of its own type).
 func TestUpdateRules(t *testing.T) {
 	res := csrResource(t)
 	ctx := context.Background()
@@ -115,7 +117,7 @@ func TestUpdateRules(t *testing.T) {
 	appr := edit()
 	sub := res.Subresources["approval"]
 	sub.PrepareForUpdate(ctx, appr, old)
-	if appr.Spec.SignerName != "example.com/signer" || !slices.Equal(condTypes(appr), []certificatesv1.RequestConditionType{"Denied"}) ||
+	if appr.Spec.SignerName != "example.com/signer" || !slices.Equal(condTypes(appr), []certificatesv1.RequestConditionType{"Denied", "Failed"}) ||
 		len(appr.Status.Certificate) != 0 {
 		t.Errorf("approval update: spec %+v status %+v", appr.Spec, appr.Status)
 	}
