@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -181,6 +182,18 @@ func statusWriter(w io.Writer) func(metav1.Status) error {
 	}
 }
 
+// v1StatusWriter is the pre-v4 error channel: nothing on success, the
+// message on failure (upstream's v1WriteStatusFunc).
+func v1StatusWriter(w io.Writer) func(metav1.Status) error {
+	return func(st metav1.Status) error {
+		if st.Status == metav1.StatusSuccess {
+			return nil
+		}
+		_, err := w.Write([]byte(st.Message))
+		return err
+	}
+}
+
 // WebSocket channel numbers of the remote command protocols.
 const (
 	chStdin = iota
@@ -197,16 +210,26 @@ func (s *Server) openWebSocketStreams(w http.ResponseWriter, r *http.Request, op
 	ch[chStderr] = pick(opts.stderr, wsstream.WriteChannel)
 	ch[chError] = wsstream.WriteChannel
 	ch[chResize] = wsstream.ReadChannel
+	// The kubelet's protocols: v5 and v4 (JSON status on the error channel),
+	// and the pre-v4 ones ("", channel.k8s.io, base64.channel.k8s.io) whose
+	// error channel carries only a failure's message.
 	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
 		remotecommandconsts.StreamProtocolV5Name:        {Binary: true, Channels: ch},
 		remotecommandconsts.StreamProtocolV4Name:        {Binary: true, Channels: ch},
 		"v4." + wsstream.Base64ChannelWebSocketProtocol: {Binary: false, Channels: ch},
+		"":                                      {Binary: true, Channels: ch},
+		wsstream.ChannelWebSocketProtocol:       {Binary: true, Channels: ch},
+		wsstream.Base64ChannelWebSocketProtocol: {Binary: false, Channels: ch},
 	})
 	conn.SetIdleTimeout(streamIdleTimeout)
-	_, chans, err := conn.Open(w, r)
+	proto, chans, err := conn.Open(w, r)
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", zap.Error(err))
 		return nil, false
+	}
+	writeStatus := statusWriter(chans[chError])
+	if !strings.HasPrefix(proto, "v4.") && !strings.HasPrefix(proto, "v5.") {
+		writeStatus = v1StatusWriter(chans[chError])
 	}
 	// An empty message on the lowest writable channel tells the client the
 	// session is open (as the kubelet does).
@@ -228,7 +251,7 @@ func (s *Server) openWebSocketStreams(w http.ResponseWriter, r *http.Request, op
 		close(closed)
 	}()
 	return &streams{conn: conn, stdin: chans[chStdin], stdout: chans[chStdout], stderr: chans[chStderr],
-		writeStatus: statusWriter(chans[chError]), closed: closed, sizes: sizes}, true
+		writeStatus: writeStatus, closed: closed, sizes: sizes}, true
 }
 
 // decodeSizes reads the JSON terminal sizes of a resize stream into out

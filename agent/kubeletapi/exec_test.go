@@ -3,6 +3,7 @@ package kubeletapi
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	gwebsocket "github.com/gorilla/websocket"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
@@ -123,5 +125,64 @@ func TestExecErrors(t *testing.T) {
 			}
 			t.Logf("%s %s: %v", kind, path, err)
 		}
+	}
+}
+
+// TestExecPreV4WebSocket: the pre-v4 channel protocols (channel.k8s.io,
+// which the conformance spec 'remote command execution over websockets'
+// dials, and base64.channel.k8s.io) stream the output, and the error
+// channel carries only a failure's message.
+func TestExecPreV4WebSocket(t *testing.T) {
+	e := newTestEnv(t)
+	tc, err := rest.TLSConfigFor(e.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		proto           string
+		cmd             []string
+		stdout, errChan string
+	}{
+		{"channel.k8s.io", []string{"echo", "remote execution test"}, "remote execution test\n", ""},
+		{"base64.channel.k8s.io", []string{"echo", "remote execution test"}, "remote execution test\n", ""},
+		{"channel.k8s.io", []string{"fail", "3"}, "", "command terminated with non-zero exit code"},
+	} {
+		u := execURL(e.base, "/exec/default/web/app", c.cmd, false, false)
+		u.Scheme = "wss"
+		d := gwebsocket.Dialer{TLSClientConfig: tc, Subprotocols: []string{c.proto}, HandshakeTimeout: 10 * time.Second}
+		conn, resp, err := d.Dial(u.String(), http.Header{"Origin": {"http://localhost"}})
+		if err != nil {
+			t.Fatalf("%s: dial: %v (%v)", c.proto, err, resp)
+		}
+		chans := readChannels(t, conn, c.proto == "base64.channel.k8s.io")
+		if chans[1] != c.stdout || !strings.Contains(chans[3], c.errChan) || c.errChan == "" && chans[3] != "" {
+			t.Errorf("%s %s: channels %q", c.proto, c.cmd, chans)
+		}
+	}
+}
+
+// readChannels reads a channel WebSocket until it closes: the data of
+// each channel number, concatenated.
+func readChannels(t *testing.T, conn *gwebsocket.Conn, b64 bool) map[byte]string {
+	t.Helper()
+	defer conn.Close()
+	out := map[byte]string{}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for {
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			return out
+		}
+		if len(msg) == 0 {
+			continue
+		}
+		ch, data := msg[0], msg[1:]
+		if b64 {
+			ch -= '0'
+			if data, err = base64.StdEncoding.DecodeString(string(data)); err != nil {
+				t.Fatalf("base64 frame: %v", err)
+			}
+		}
+		out[ch] += string(data)
 	}
 }
