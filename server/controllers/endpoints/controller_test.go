@@ -121,3 +121,24 @@ func TestEndpointsAndSlicesFollowPods(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 }
+
+// TestOrphanEndpointsAreLeftAlone: Endpoints someone writes without a
+// Service survive their updates (conformance: the lifecycle of an Endpoint).
+func TestOrphanEndpointsAreLeftAlone(t *testing.T) {
+	ctx, cs := start(t)
+	eps := cs.CoreV1().Endpoints("default")
+	ep, err := eps.Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "lonely", Labels: map[string]string{"a": "1"}},
+		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "10.0.0.24"}},
+			Ports: []corev1.EndpointPort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.Labels["a"] = "2"
+	if _, err := eps.Update(ctx, ep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got, err := eps.Get(ctx, "lonely", metav1.GetOptions{}); err != nil || got.Labels["a"] != "2" {
+		t.Fatalf("orphan Endpoints after an update: %+v, %v", got, err)
+	}
+}

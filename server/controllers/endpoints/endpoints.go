@@ -38,9 +38,14 @@ func New(kc *kit.Context) (*Controller, error) {
 	}
 	eps := kc.Informers.Core().V1().Endpoints()
 	c := &Controller{base: b, client: kc.Client, endpoints: eps.Lister(), epSynced: eps.Informer().HasSynced}
-	// An Endpoints changed by someone else is put back.
+	// An Endpoints of this controller changed by someone else is put back;
+	// Endpoints someone made without a Service stay theirs.
 	_, err = eps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { kit.Enqueue(c.queue, obj) },
+		UpdateFunc: func(_, obj any) {
+			if ep, ok := obj.(*corev1.Endpoints); ok && ep.Annotations[triggerTimeAnnotation] != "" {
+				kit.Enqueue(c.queue, obj)
+			}
+		},
 		DeleteFunc: func(obj any) { kit.Enqueue(c.queue, obj) },
 	})
 	return c, err
