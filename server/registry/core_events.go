@@ -107,7 +107,7 @@ func coreEventFields(e *corev1.Event, set fields.Set) {
 	set["involvedObject.fieldPath"] = o.FieldPath
 	set["reason"] = e.Reason
 	set["reportingComponent"] = e.ReportingController
-	set["source"] = e.Source.Component
+	set["source"] = firstNonEmpty(e.Source.Component, e.ReportingController) // as upstream's event strategy
 	set["type"] = e.Type
 }
 

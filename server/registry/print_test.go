@@ -163,6 +163,11 @@ func TestFieldSets(t *testing.T) {
 			"involvedObject.namespace": "ns", "involvedObject.name": "p", "involvedObject.uid": "u1", "involvedObject.apiVersion": "v1",
 			"involvedObject.resourceVersion": "7", "involvedObject.fieldPath": "spec.containers{web}", "reason": "Started",
 			"reportingComponent": "kubelet", "source": "kubelet", "type": "Normal"}},
+		// an events.k8s.io event has no source: reportingController stands in (upstream)
+		{"", "events", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e2", Namespace: "ns"}, ReportingController: "ctl"},
+			fields.Set{"metadata.name": "e2", "metadata.namespace": "ns", "involvedObject.kind": "", "involvedObject.namespace": "",
+				"involvedObject.name": "", "involvedObject.uid": "", "involvedObject.apiVersion": "", "involvedObject.resourceVersion": "",
+				"involvedObject.fieldPath": "", "reason": "", "reportingComponent": "ctl", "source": "ctl", "type": ""}},
 		{"", "secrets", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Type: corev1.SecretTypeTLS},
 			fields.Set{"metadata.name": "s", "metadata.namespace": "ns", "type": "kubernetes.io/tls"}},
 		{"", "nodes", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{Unschedulable: true}},
