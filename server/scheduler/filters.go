@@ -1,6 +1,10 @@
 package scheduler
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Reasons, worded as kube-scheduler's plugins word them.
 const (
@@ -117,7 +121,7 @@ func filterNodePorts(ps *podState, ni *NodeInfo, out []string) []string {
 }
 
 // filterNodeResourcesFit is upstream's fitsRequest for cpu, memory,
-// ephemeral-storage and the pod count.
+// ephemeral-storage, scalar resources and the pod count.
 func filterNodeResourcesFit(ps *podState, ni *NodeInfo, out []string) []string {
 	reasons := out
 	if int64(len(ni.Pods))+1 > ni.AllowedPods {
@@ -133,7 +137,20 @@ func filterNodeResourcesFit(ps *podState, ni *NodeInfo, out []string) []string {
 	if r.EphemeralStorage > 0 && r.EphemeralStorage > a.EphemeralStorage-u.EphemeralStorage {
 		reasons = append(reasons, ReasonInsufficientEphem)
 	}
-	return reasons
+	return appendInsufficientScalars(reasons, r, a, u)
+}
+
+// appendInsufficientScalars adds "Insufficient <name>" for every scalar
+// resource the pod asks for beyond what the node has left, in name order.
+func appendInsufficientScalars(reasons []string, r, a, u Resource) []string {
+	var short []string
+	for n, v := range r.Scalar {
+		if v > 0 && v > a.Scalar[n]-u.Scalar[n] {
+			short = append(short, "Insufficient "+string(n))
+		}
+	}
+	slices.Sort(short)
+	return append(reasons, short...)
 }
 
 // runFilters returns out with the node's reasons appended; none if the

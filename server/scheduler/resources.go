@@ -1,6 +1,10 @@
 package scheduler
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Defaults used by the scoring plugins for containers without requests,
 // as upstream's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest.
@@ -14,32 +18,76 @@ type Resource struct {
 	MilliCPU         int64
 	Memory           int64
 	EphemeralStorage int64
+	// Scalar holds extended resources, hugepages and the other scalar
+	// resources (upstream's ScalarResources). Never shared between two
+	// Resources: the methods below copy into their own map.
+	Scalar map[corev1.ResourceName]int64
 }
 
 func (r *Resource) add(o Resource) {
 	r.MilliCPU += o.MilliCPU
 	r.Memory += o.Memory
 	r.EphemeralStorage += o.EphemeralStorage
+	for n, v := range o.Scalar {
+		r.setScalar(n, r.Scalar[n]+v)
+	}
 }
 
 func (r *Resource) sub(o Resource) {
 	r.MilliCPU -= o.MilliCPU
 	r.Memory -= o.Memory
 	r.EphemeralStorage -= o.EphemeralStorage
+	for n, v := range o.Scalar {
+		r.setScalar(n, r.Scalar[n]-v)
+	}
 }
 
 func (r *Resource) setMax(o Resource) {
 	r.MilliCPU = max(r.MilliCPU, o.MilliCPU)
 	r.Memory = max(r.Memory, o.Memory)
 	r.EphemeralStorage = max(r.EphemeralStorage, o.EphemeralStorage)
+	for n, v := range o.Scalar {
+		if v > r.Scalar[n] {
+			r.setScalar(n, v)
+		}
+	}
+}
+
+func (r *Resource) setScalar(n corev1.ResourceName, v int64) {
+	if r.Scalar == nil {
+		r.Scalar = map[corev1.ResourceName]int64{}
+	}
+	r.Scalar[n] = v
 }
 
 func resourceFromList(l corev1.ResourceList) Resource {
-	return Resource{
+	r := Resource{
 		MilliCPU:         quantityMilli(l, corev1.ResourceCPU),
 		Memory:           quantityValue(l, corev1.ResourceMemory),
 		EphemeralStorage: quantityValue(l, corev1.ResourceEphemeralStorage),
 	}
+	for n, q := range l {
+		if isScalarResource(n) {
+			r.setScalar(n, q.Value())
+		}
+	}
+	return r
+}
+
+// isScalarResource is upstream's IsScalarResourceName: extended resources
+// (a domain not under kubernetes.io), hugepages, attachable volumes and
+// prefixed native resources.
+func isScalarResource(n corev1.ResourceName) bool {
+	s := string(n)
+	switch {
+	case strings.HasPrefix(s, corev1.ResourceHugePagesPrefix), strings.HasPrefix(s, corev1.ResourceAttachableVolumesPrefix):
+		return true
+	case !strings.Contains(s, "/"):
+		return false // native resources (cpu, memory, pods, ...)
+	case strings.Contains(s, "kubernetes.io/"):
+		return true // prefixed native resources
+	}
+	return !strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) // extended resources
 }
 
 func quantityMilli(l corev1.ResourceList, name corev1.ResourceName) int64 {

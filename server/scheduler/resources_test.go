@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,10 +44,14 @@ func TestPodRequests(t *testing.T) {
 		{"non-zero defaults", makePod("p", "", "", secondC), true, Resource{MilliCPU: 400, Memory: defaultMemoryRequest + 1<<30}},
 		{"pod-level requests override", makePod("p", "100m", "1Gi", secondC, podLevel), false, Resource{MilliCPU: 1000, Memory: 2 << 30}},
 		{"zero without defaults", makePod("p", "", ""), false, Resource{}},
+		{"scalar resources summed, init peak", makePod("p", "", "", withScalar("example.com/foo", "2"),
+			initC("", "", false), func(p *corev1.Pod) {
+				p.Spec.InitContainers[0].Resources.Requests = corev1.ResourceList{"example.com/foo": resource.MustParse("3"), "hugepages-2Mi": resource.MustParse("4Mi")}
+			}), false, Resource{Scalar: map[corev1.ResourceName]int64{"example.com/foo": 3, "hugepages-2Mi": 4 << 20}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := PodRequests(tc.pod, tc.nonZero); got != tc.want {
+			if got := PodRequests(tc.pod, tc.nonZero); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("PodRequests = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -65,7 +71,7 @@ func TestSnapshotNodeInfo(t *testing.T) {
 	}
 	s := NewSnapshot(nodes, pods)
 	a := s.NodeInfo("a")
-	if len(a.Pods) != 2 || a.Requested != (Resource{MilliCPU: 1500, Memory: 1 << 30}) {
+	if len(a.Pods) != 2 || !reflect.DeepEqual(a.Requested, Resource{MilliCPU: 1500, Memory: 1 << 30}) {
 		t.Fatalf("node a: %d pods, requested %+v", len(a.Pods), a.Requested)
 	}
 	if a.NonZeroRequested.Memory != 1<<30+defaultMemoryRequest || a.AllowedPods != 110 {
@@ -79,5 +85,46 @@ func TestSnapshotNodeInfo(t *testing.T) {
 	}
 	if err := s.AssumePod(makePod("x", "1", ""), "nope"); err == nil {
 		t.Fatal("AssumePod on unknown node succeeded")
+	}
+}
+
+func withScalar(name, qty string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		c := &p.Spec.Containers[0]
+		if c.Resources.Requests == nil {
+			c.Resources.Requests = corev1.ResourceList{}
+		}
+		c.Resources.Requests[corev1.ResourceName(name)] = resource.MustParse(qty)
+	}
+}
+
+// TestScalarResourcesFit: a pod asking for an extended resource fits only
+// where enough of it is left (conformance: SchedulerPreemption and the
+// extended-resource predicates), and preemption frees it.
+func TestScalarResourcesFit(t *testing.T) {
+	withFoo := func(n *corev1.Node) *corev1.Node {
+		n.Status.Allocatable["example.com/foo"] = resource.MustParse("5")
+		return n
+	}
+	nodes := []*corev1.Node{withFoo(makeNode("a", "4", "8Gi")), makeNode("b", "4", "8Gi")}
+	pods := []*corev1.Pod{makePod("p1", "", "", withScalar("example.com/foo", "2"), onNode("a")),
+		makePod("p2", "", "", withScalar("example.com/foo", "2"), onNode("a"))}
+	s := NewSnapshot(nodes, pods)
+	ps := newPodState(makePod("x", "", "", withScalar("example.com/foo", "1")))
+	ps.prepare(s)
+	if r := runFilters(ps, s.NodeInfo("a"), nil); len(r) != 0 {
+		t.Fatalf("1 of 5 with 4 used: %v", r)
+	}
+	if r := runFilters(ps, s.NodeInfo("b"), nil); !slices.Equal(r, []string{"Insufficient example.com/foo"}) {
+		t.Fatalf("node without the resource: %v", r)
+	}
+	ps = newPodState(makePod("y", "", "", withScalar("example.com/foo", "2")))
+	ps.prepare(s)
+	if r := runFilters(ps, s.NodeInfo("a"), nil); !slices.Equal(r, []string{"Insufficient example.com/foo"}) {
+		t.Fatalf("2 of 5 with 4 used: %v", r)
+	}
+	s.RemovePod(pods[0])
+	if r := runFilters(ps, s.NodeInfo("a"), nil); len(r) != 0 {
+		t.Fatalf("after removing a pod: %v", r)
 	}
 }
