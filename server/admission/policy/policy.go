@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	upstream "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -36,7 +37,7 @@ var _ admission.Validator = (*Plugin)(nil)
 
 // New returns the plug-in; it admits nothing until Start.
 func New(scheme *runtime.Scheme) *Plugin {
-	return &Plugin{objs: upstream.NewObjectInterfacesFromScheme(scheme), started: make(chan struct{})}
+	return &Plugin{objs: objectInterfaces(scheme), started: make(chan struct{})}
 }
 
 // Start builds upstream's plug-in over the loopback clients and starts its
@@ -50,7 +51,7 @@ func (p *Plugin) Start(client kubernetes.Interface, dyn dynamic.Interface, authz
 	vap.SetExternalKubeInformerFactory(f)
 	vap.SetExternalKubeClientSet(client)
 	vap.SetDynamicClient(dyn)
-	vap.SetRESTMapper(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())))
+	vap.SetRESTMapper(restMapper(client))
 	vap.SetDrainedNotification(stop)
 	vap.SetUnconditionalAuthorizer(celcond.Authorizer(authz))
 	if err := vap.ValidateInitialization(); err != nil {
@@ -88,3 +89,8 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 type recorder struct{ a *admission.Attributes }
 
 func (r recorder) AddWarning(_, text string) { r.a.AddWarning(text) }
+
+// restMapper maps kinds to resources from the API server's discovery.
+func restMapper(client kubernetes.Interface) meta.RESTMapper {
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+}

@@ -3,6 +3,7 @@ package admissionregistration
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -171,6 +172,9 @@ func validateRule(r admissionregistrationv1.RuleWithOperations, p *field.Path) f
 	var errs field.ErrorList
 	if len(r.Operations) == 0 {
 		errs = append(errs, field.Required(p.Child("operations"), ""))
+	}
+	if len(r.Operations) > 1 && slices.Contains(r.Operations, admissionregistrationv1.OperationAll) {
+		errs = append(errs, field.Invalid(p.Child("operations"), r.Operations, "if '*' is present, must not specify other operations"))
 	}
 	for i, op := range r.Operations {
 		if !sets.New(operations...).Has(string(op)) {
