@@ -31,6 +31,8 @@ type Def struct {
 	Hooks            Hooks
 	// Subresources are extra update subresources (see Resource).
 	Subresources map[string]SubresourceStrategy
+	// StoredAs: see Resource.
+	StoredAs *StoredAs
 }
 
 // Hooks are the type-specific rules of a Def; every nil hook falls back to
@@ -80,6 +82,7 @@ func (d Def) Build() *Resource {
 	}.build()
 	r.Categories = d.Categories
 	r.Subresources = d.Subresources
+	r.StoredAs = d.StoredAs
 	return r
 }
 
