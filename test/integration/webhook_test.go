@@ -119,6 +119,10 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/mutate-b":
 		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels/b","value":"set"}]`)
 		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/deny-connect":
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Code: 403, Message: fmt.Sprintf("%s of %s/%s to pod %s is not allowed",
+			review.Request.Operation, review.Request.Kind.Kind, review.Request.SubResource, review.Request.Name)}
 	case "/garbage":
 		_, _ = rw.Write([]byte("not json"))
 		return
