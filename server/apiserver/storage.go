@@ -48,6 +48,9 @@ func decodeStoredAll(res *registry.Resource, kvs []*datastore.KV) ([]runtime.Obj
 		}
 	}
 	for i, obj := range objs {
+		if res.DefaultOnRead {
+			res.Strategy.Default(obj)
+		}
 		setTypeMeta(res, obj)
 		if err := setResourceVersion(obj, kvs[i].ModRevision); err != nil {
 			return nil, err

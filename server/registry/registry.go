@@ -52,6 +52,10 @@ type Resource struct {
 	// webhook, or for the None strategy by setting apiVersion). nil:
 	// objects are stored as written and read as this version.
 	Conversion *Conversion
+	// DefaultOnRead applies the strategy's defaults to objects read from
+	// the store (custom resources: a default added to the schema shows on
+	// objects stored before, as upstream's storage decoder does).
+	DefaultOnRead bool
 	// StoredAs, on a built-in resource served in a version other than the
 	// one its objects are stored in (autoscaling/v1 HorizontalPodAutoscalers
 	// are kept as autoscaling/v2), converts between the two. The
