@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -63,24 +64,27 @@ type parts struct {
 
 // policyPlugin is an admission policy plug-in fed by the loopback clients.
 type policyPlugin interface {
-	Start(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer, stop <-chan struct{}) error
+	Start(client kubernetes.Interface, dyn dynamic.Interface, f informers.SharedInformerFactory, authz auth.Authorizer, stop <-chan struct{}) error
 }
 
 // startPolicies starts the ValidatingAdmissionPolicy and
-// MutatingAdmissionPolicy plug-ins over the loopback clients; the
-// returned func stops them.
+// MutatingAdmissionPolicy plug-ins over the loopback clients and one
+// informer factory (they share the namespaces and params); the returned
+// func stops them.
 func startPolicies(loopback *rest.Config, client kubernetes.Interface, authz auth.Authorizer, plugins ...policyPlugin) (func(), error) {
 	dyn, err := dynamic.NewForConfig(loopback)
 	if err != nil {
 		return nil, fmt.Errorf("policy dynamic client: %w", err)
 	}
+	f := informers.NewSharedInformerFactory(client, 0)
 	stop := make(chan struct{})
 	for _, p := range plugins {
-		if err := p.Start(client, dyn, authz, stop); err != nil {
+		if err := p.Start(client, dyn, f, authz, stop); err != nil {
 			close(stop)
 			return nil, err
 		}
 	}
+	f.Start(stop)
 	return func() { close(stop) }, nil
 }
 

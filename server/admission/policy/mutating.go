@@ -36,15 +36,15 @@ func NewMutating(scheme *runtime.Scheme) *Mutating {
 }
 
 // Start builds upstream's plug-in over the loopback clients (policies,
-// bindings and params from informers, the OpenAPI v3 documents of the
-// API server for ApplyConfiguration merges) until stop closes.
-func (p *Mutating) Start(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer, stop <-chan struct{}) error {
+// bindings and params from the informers of f, which the caller starts;
+// the OpenAPI v3 documents of the API server for ApplyConfiguration
+// merges) until stop closes.
+func (p *Mutating) Start(client kubernetes.Interface, dyn dynamic.Interface, f informers.SharedInformerFactory, authz auth.Authorizer, stop <-chan struct{}) error {
 	mp, err := mutating.NewPlugin(nil)
 	if err != nil {
 		return fmt.Errorf("MutatingAdmissionPolicy: %w", err)
 	}
 	mp.SetEnabled(true) // GA since 1.36
-	f := informers.NewSharedInformerFactory(client, 0)
 	mp.SetExternalKubeInformerFactory(f)
 	mp.SetExternalKubeClientSet(client)
 	mp.SetDynamicClient(dyn)
@@ -54,7 +54,6 @@ func (p *Mutating) Start(client kubernetes.Interface, dyn dynamic.Interface, aut
 	if err := mp.ValidateInitialization(); err != nil {
 		return fmt.Errorf("MutatingAdmissionPolicy: %w", err)
 	}
-	f.Start(stop)
 	p.mp.Store(mp)
 	close(p.started)
 	return nil

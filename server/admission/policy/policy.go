@@ -40,14 +40,14 @@ func New(scheme *runtime.Scheme) *Plugin {
 	return &Plugin{objs: objectInterfaces(scheme), started: make(chan struct{})}
 }
 
-// Start builds upstream's plug-in over the loopback clients and starts its
-// informers until stop closes.
-func (p *Plugin) Start(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer, stop <-chan struct{}) error {
+// Start builds upstream's plug-in over the loopback clients and the
+// informer factory f (shared with the mutating plug-in; the caller starts
+// it) until stop closes.
+func (p *Plugin) Start(client kubernetes.Interface, dyn dynamic.Interface, f informers.SharedInformerFactory, authz auth.Authorizer, stop <-chan struct{}) error {
 	vap, err := validating.NewPlugin(nil)
 	if err != nil {
 		return fmt.Errorf("ValidatingAdmissionPolicy: %w", err)
 	}
-	f := informers.NewSharedInformerFactory(client, 0)
 	vap.SetExternalKubeInformerFactory(f)
 	vap.SetExternalKubeClientSet(client)
 	vap.SetDynamicClient(dyn)
@@ -57,7 +57,6 @@ func (p *Plugin) Start(client kubernetes.Interface, dyn dynamic.Interface, authz
 	if err := vap.ValidateInitialization(); err != nil {
 		return fmt.Errorf("ValidatingAdmissionPolicy: %w", err)
 	}
-	f.Start(stop)
 	p.vap.Store(vap)
 	close(p.started)
 	return nil
