@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -25,7 +26,8 @@ import (
 // newAdmissionChain builds the API server's admission chain in upstream's
 // order (see server/admission): ServiceAccount, RuntimeClass, LimitRanger,
 // DefaultStorageClass, Priority, DefaultTolerationSeconds, ResourceQuota,
-// mutating webhooks, then validating webhooks and policies. Plug-ins not
+// MutatingAdmissionPolicies, mutating webhooks, then validating policies
+// and webhooks. Plug-ins not
 // yet moved into the chain (LimitRanger, DefaultStorageClass, Priority in
 // server/apiserver; DefaultTolerationSeconds in the pod strategy;
 // ResourceQuota in the write transaction) still run where they were.
@@ -38,6 +40,7 @@ func newAdmissionChain(store datastore.Store, parts *parts) (*admission.Chain, e
 		csradmission.NewApproval(parts.authz.authz),
 		csradmission.NewSigning(parts.authz.authz),
 		csradmission.SubjectRestriction{},
+		parts.mutatingPolicies,
 		parts.hooks.Mutating(),
 		parts.policies,
 		parts.hooks.Validating(),
@@ -52,22 +55,36 @@ type parts struct {
 	crds     *customResources
 	hooks    *webhook.Dispatcher
 	policies *policy.Plugin
+	// mutatingPolicies run before the mutating webhooks, as upstream's
+	// plug-in order has it.
+	mutatingPolicies *policy.Mutating
 	// apf classifies requests (API Priority and Fairness).
 	apf *apf.Classifier
 }
 
-// startPolicies starts the ValidatingAdmissionPolicy plug-in over the
-// loopback clients; the returned func stops it.
-func startPolicies(p *policy.Plugin, client kubernetes.Interface, loopback *rest.Config, authz auth.Authorizer) (func(), error) {
+// policyPlugin is an admission policy plug-in fed by the loopback clients.
+type policyPlugin interface {
+	Start(client kubernetes.Interface, dyn dynamic.Interface, f informers.SharedInformerFactory, authz auth.Authorizer, stop <-chan struct{}) error
+}
+
+// startPolicies starts the ValidatingAdmissionPolicy and
+// MutatingAdmissionPolicy plug-ins over the loopback clients and one
+// informer factory (they share the namespaces and params); the returned
+// func stops them.
+func startPolicies(loopback *rest.Config, client kubernetes.Interface, authz auth.Authorizer, plugins ...policyPlugin) (func(), error) {
 	dyn, err := dynamic.NewForConfig(loopback)
 	if err != nil {
 		return nil, fmt.Errorf("policy dynamic client: %w", err)
 	}
+	f := informers.NewSharedInformerFactory(client, 0)
 	stop := make(chan struct{})
-	if err := p.Start(client, dyn, authz, stop); err != nil {
-		close(stop)
-		return nil, err
+	for _, p := range plugins {
+		if err := p.Start(client, dyn, f, authz, stop); err != nil {
+			close(stop)
+			return nil, err
+		}
 	}
+	f.Start(stop)
 	return func() { close(stop) }, nil
 }
 

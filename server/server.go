@@ -60,8 +60,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
-	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(all.NewScheme()),
-		apf: &apf.Classifier{}}
+	scheme := all.NewScheme()
+	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
+		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}}
 	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
 	if err != nil {
 		return err
@@ -176,7 +177,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	stopAuthz := parts.authz.start(loopClient)
 	_, stopAPF := apf.Watch(parts.apf, loopClient)
 	stopHooks := startWebhooks(parts.hooks, loopClient)
-	stopPolicies, err := startPolicies(parts.policies, loopClient, loopback, parts.authz.authz)
+	stopPolicies, err := startPolicies(loopback, loopClient, parts.authz.authz, parts.policies, parts.mutatingPolicies)
 	if err != nil {
 		stopHooks()
 		stopAPF()

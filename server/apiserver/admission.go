@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/orch/orch/datastore"
@@ -62,6 +63,25 @@ func (s *Server) admit(ctx context.Context, rc *reqCtx, a *admission.Attributes)
 	return err
 }
 
+// admitAndDefault runs the mutating plug-ins, then defaults (and, for
+// custom resources, prunes) what they produced: upstream decodes a
+// webhook's or policy's output as it decodes a request body, so a field a
+// mutation adds gets its defaults and one the schema does not know is
+// dropped.
+func (s *Server) admitAndDefault(ctx context.Context, rc *reqCtx, a *admission.Attributes) error {
+	if err := s.admit(ctx, rc, a); err != nil {
+		return err
+	}
+	if s.cfg.Admission == nil || a.Object == nil {
+		return nil
+	}
+	if u, ok := a.Object.(*unstructured.Unstructured); ok && rc.res.PruneUnknown != nil {
+		rc.res.PruneUnknown(u.Object)
+	}
+	rc.res.Strategy.Default(a.Object)
+	return nil
+}
+
 // validateAdmission runs the validating plug-ins and passes their warnings on.
 func (s *Server) validateAdmission(ctx context.Context, rc *reqCtx, a *admission.Attributes) error {
 	if s.cfg.Admission == nil {
@@ -98,7 +118,7 @@ func (s *Server) admitUpdate(ctx context.Context, rc *reqCtx, mode updateMode, o
 	setTypeMeta(rc.res, obj)
 	rc.res.Strategy.Default(obj)
 	attrs := s.admissionAttributes(ctx, rc, admission.Update, obj, cur, dryRun)
-	if err := s.admit(ctx, rc, attrs); err != nil {
+	if err := s.admitAndDefault(ctx, rc, attrs); err != nil {
 		return false, err
 	}
 	conditional, err := s.prepareUpdate(ctx, rc, mode, obj, cur, kv)

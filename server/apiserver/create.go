@@ -99,7 +99,7 @@ func (s *Server) create(ctx context.Context, rc *reqCtx, obj runtime.Object, dry
 		return nil, err
 	}
 	attrs := s.admissionAttributes(ctx, rc, admission.Create, obj, nil, dryRun)
-	if err := s.admit(ctx, rc, attrs); err != nil {
+	if err := s.admitAndDefault(ctx, rc, attrs); err != nil {
 		return nil, err
 	}
 	rc.res.Strategy.PrepareForCreate(ctx, obj)

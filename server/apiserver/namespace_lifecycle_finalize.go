@@ -120,7 +120,7 @@ func (s *Server) deleteNamespaceContent(ctx context.Context, log *zap.Logger, ns
 	var errs []error
 	var rest []*registry.Resource
 	for _, r := range s.allResources() {
-		if !r.Namespaced || r.Verbs != nil {
+		if !r.Namespaced || r.Verbs != nil || r.StoredAs != nil {
 			continue
 		}
 		if r.GroupVersion.Group == "" && r.Resource == "pods" {

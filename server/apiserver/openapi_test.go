@@ -23,7 +23,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	if rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) || rec.Header().Get("Cache-Control") != "public, immutable" {
 		t.Errorf("batch/v1: %d %v", rec.Code, rec.Header())
 	}
-	if rec := metaGet(t, s, "/openapi/v3/apis/resource.k8s.io/v1", ""); rec.Code != http.StatusNotFound {
+	if rec := metaGet(t, s, "/openapi/v3/apis/resource.k8s.io/v1beta2", ""); rec.Code != http.StatusNotFound {
 		t.Errorf("unserved v3 document: %d", rec.Code)
 	}
 	if rec := metaGet(t, s, "/openapi/v2", "application/json"); rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) {

@@ -13,12 +13,16 @@ import (
 // handlePodStream serves pods/exec, pods/attach and pods/portforward: an
 // upgrade-aware reverse proxy to the node, which does the stream protocol.
 func (s *Server) handlePodStream(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
-	if s.kubelet == nil {
-		s.writeError(w, r, errNoKubeletClient(rc))
-		return
-	}
 	if err := s.authorizeStreamCreate(r.Context(), rc); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if err := s.admitConnect(r.Context(), rc); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.kubelet == nil {
+		s.writeError(w, r, errNoKubeletClient(rc))
 		return
 	}
 	pod, base, err := s.podAndNode(r.Context(), rc)

@@ -36,9 +36,9 @@ func decodeStored(res *registry.Resource, kv *datastore.KV) (runtime.Object, err
 func decodeStoredAll(res *registry.Resource, kvs []*datastore.KV) ([]runtime.Object, error) {
 	objs := make([]runtime.Object, len(kvs))
 	for i, kv := range kvs {
-		obj := res.New()
-		if err := json.Unmarshal(kv.Value, obj); err != nil {
-			return nil, fmt.Errorf("decode stored %s %s: %w", res.Kind, kv.Key, err)
+		obj, err := unmarshalStored(res, kv)
+		if err != nil {
+			return nil, err
 		}
 		objs[i] = obj
 	}
@@ -48,6 +48,9 @@ func decodeStoredAll(res *registry.Resource, kvs []*datastore.KV) ([]runtime.Obj
 		}
 	}
 	for i, obj := range objs {
+		if res.DefaultOnRead {
+			res.Strategy.Default(obj)
+		}
 		setTypeMeta(res, obj)
 		if err := setResourceVersion(obj, kvs[i].ModRevision); err != nil {
 			return nil, err
@@ -56,10 +59,40 @@ func decodeStoredAll(res *registry.Resource, kvs []*datastore.KV) ([]runtime.Obj
 	return objs, nil
 }
 
+// unmarshalStored decodes one stored value into res's type, through its
+// storage version when res is stored as another one.
+func unmarshalStored(res *registry.Resource, kv *datastore.KV) (runtime.Object, error) {
+	sa := res.StoredAs
+	if sa == nil {
+		obj := res.New()
+		if err := json.Unmarshal(kv.Value, obj); err != nil {
+			return nil, fmt.Errorf("decode stored %s %s: %w", res.Kind, kv.Key, err)
+		}
+		return obj, nil
+	}
+	stored := sa.New()
+	if err := json.Unmarshal(kv.Value, stored); err != nil {
+		return nil, fmt.Errorf("decode stored %s %s: %w", res.Kind, kv.Key, err)
+	}
+	obj, err := sa.FromStorage(stored)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("convert stored %s %s to %s: %w", res.Kind, kv.Key, res.GroupVersion, err))
+	}
+	return obj, nil
+}
+
 // encodeStored marshals obj for the store: with apiVersion and kind, without
 // resourceVersion (it comes from the key's revision on read).
 func encodeStored(res *registry.Resource, obj runtime.Object) ([]byte, error) {
 	setTypeMeta(res, obj)
+	if sa := res.StoredAs; sa != nil {
+		stored, err := sa.ToStorage(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("convert %s to %s: %w", res.Kind, sa.GroupVersion, err))
+		}
+		stored.GetObjectKind().SetGroupVersionKind(sa.GroupVersion.WithKind(res.Kind))
+		obj = stored
+	}
 	if c := res.Conversion; c != nil && c.Storage != res.GroupVersion {
 		obj = obj.DeepCopyObject()
 		if err := c.Convert(context.Background(), []runtime.Object{obj}, c.Storage); err != nil {

@@ -56,9 +56,7 @@ func versionDoc(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.C
 	if err != nil {
 		return gvDoc{}, err
 	}
-	// v2 cannot say what v3 can (nullable, oneOf, ...): upstream's
-	// conversion prunes the schema first.
-	v2defs, err := versionSchemas(c, v, openapiv2.ToStructuralOpenAPIV2(s), "#/definitions/")
+	v2defs, err := v2Schemas(c, v, s)
 	if err != nil {
 		return gvDoc{}, err
 	}
@@ -81,6 +79,26 @@ func versionDoc(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.C
 	get2["produces"] = []any{"application/json", "application/yaml"}
 	return gvDoc{schemas: schemas, paths: map[string]any{p: map[string]any{"get": get}},
 		v2defs: v2defs, v2paths: map[string]any{p: map[string]any{"get": get2}}}, nil
+}
+
+// v2Schemas are versionSchemas for the v2 document. v2 cannot say what v3
+// can (nullable, oneOf, ...): upstream's conversion prunes the schema
+// first. A kind whose root keeps unknown fields is a bare object there
+// (with its list), as upstream publishes it: kubectl's client-side
+// validation would refuse unknown fields next to any property.
+func v2Schemas(c *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion,
+	s *structuralschema.Structural) (map[string]any, error) {
+	if !s.XPreserveUnknownFields && !c.Spec.PreserveUnknownFields {
+		return versionSchemas(c, v, openapiv2.ToStructuralOpenAPIV2(s), "#/definitions/")
+	}
+	defs, err := versionSchemas(c, v, s, "#/definitions/")
+	if err != nil {
+		return nil, err
+	}
+	name := definitionName(c.Spec.Group, v.Name, c.Status.AcceptedNames.Kind)
+	kind := defs[name].(map[string]any)
+	defs[name] = map[string]any{"type": "object", "x-kubernetes-group-version-kind": kind["x-kubernetes-group-version-kind"]}
+	return defs, nil
 }
 
 // versionSchemas returns the schemas of one served version of c (s, its

@@ -60,9 +60,10 @@ func versionResource(c *apiextensionsv1.CustomResourceDefinition, names apiexten
 		GroupVersion: gv, Resource: names.Plural, Kind: names.Kind, SingularName: singular,
 		ShortNames: names.ShortNames, Categories: names.Categories,
 		Namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped, HasStatus: hasStatus,
-		New:          func() runtime.Object { return &unstructured.Unstructured{} },
-		NewList:      func() runtime.Object { return &unstructured.UnstructuredList{} },
-		PruneUnknown: sch.Prune,
+		New:           func() runtime.Object { return &unstructured.Unstructured{} },
+		NewList:       func() runtime.Object { return &unstructured.UnstructuredList{} },
+		PruneUnknown:  sch.Prune,
+		DefaultOnRead: true,
 		Strategy: &strategy{namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped, hasStatus: hasStatus,
 			schema: sch, table: tbl, selectable: newSelectable(v.SelectableFields)},
 	}

@@ -31,6 +31,8 @@ type Def struct {
 	Hooks            Hooks
 	// Subresources are extra update subresources (see Resource).
 	Subresources map[string]SubresourceStrategy
+	// StoredAs: see Resource.
+	StoredAs *StoredAs
 }
 
 // Hooks are the type-specific rules of a Def; every nil hook falls back to
@@ -80,6 +82,7 @@ func (d Def) Build() *Resource {
 	}.build()
 	r.Categories = d.Categories
 	r.Subresources = d.Subresources
+	r.StoredAs = d.StoredAs
 	return r
 }
 
@@ -110,6 +113,10 @@ func AgeColumn() metav1.TableColumnDefinition { return ageColumn() }
 
 // Age is the Age cell of obj.
 func Age(obj runtime.Object) string { return age(obj) }
+
+// Since is kubectl's cell for a timestamp other than creation (how long
+// ago t was, "<unknown>" when zero).
+func Since(t metav1.Time) string { return translateTimestampSince(t) }
 
 // Group is one API group's contribution to the served API: its resources
 // and the scheme registration of its types (see server/registry/all).
@@ -148,3 +155,17 @@ func ValidatePodTemplateSpec(t *corev1.PodTemplateSpec, p *field.Path) field.Err
 // ContainerCells are kubectl's Containers and Images cells: the names and
 // the images of cs, comma-joined.
 func ContainerCells(cs []corev1.Container) (names, images string) { return containerCells(cs) }
+
+// ValidateNodeSelector is upstream's ValidateNodeSelector: at least one
+// term, each with valid requirements and field requirements.
+func ValidateNodeSelector(ns *corev1.NodeSelector, p *field.Path) field.ErrorList {
+	tp := p.Child("nodeSelectorTerms")
+	if len(ns.NodeSelectorTerms) == 0 {
+		return field.ErrorList{field.Required(tp, "must have at least one node selector term")}
+	}
+	var errs field.ErrorList
+	for i, term := range ns.NodeSelectorTerms {
+		errs = append(errs, validateNodeSelectorTerm(term, tp.Index(i))...)
+	}
+	return errs
+}

@@ -52,11 +52,30 @@ type Resource struct {
 	// webhook, or for the None strategy by setting apiVersion). nil:
 	// objects are stored as written and read as this version.
 	Conversion *Conversion
+	// DefaultOnRead applies the strategy's defaults to objects read from
+	// the store (custom resources: a default added to the schema shows on
+	// objects stored before, as upstream's storage decoder does).
+	DefaultOnRead bool
+	// StoredAs, on a built-in resource served in a version other than the
+	// one its objects are stored in (autoscaling/v1 HorizontalPodAutoscalers
+	// are kept as autoscaling/v2), converts between the two. The
+	// storage-version resource owns the keys: namespace cleanup skips this one.
+	StoredAs *StoredAs
 
 	New     func() runtime.Object // empty object of Kind
 	NewList func() runtime.Object // empty list of Kind
 
 	Strategy Strategy
+}
+
+// StoredAs converts a typed version to and from its storage version.
+type StoredAs struct {
+	// GroupVersion is the storage version; New an empty object of it.
+	GroupVersion schema.GroupVersion
+	New          func() runtime.Object
+	// ToStorage and FromStorage convert whole objects (metadata included).
+	ToStorage   func(runtime.Object) (runtime.Object, error)
+	FromStorage func(runtime.Object) (runtime.Object, error)
 }
 
 // SubresourceStrategy is the update rules of one subresource.

@@ -119,6 +119,16 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/mutate-b":
 		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels/b","value":"set"}]`)
 		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/deny-connect":
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Code: 403, Message: fmt.Sprintf("%s of %s/%s to pod %s is not allowed",
+			review.Request.Operation, review.Request.Kind.Kind, review.Request.SubResource, review.Request.Name)}
+	case "/add-init": // adds an init container without the fields defaults fill in
+		resp.Patch = []byte(`[{"op":"add","path":"/spec/initContainers","value":[{"name":"injected","image":"busybox"}]}]`)
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/mutate-widget": // a field the schema lacks, and one with a default removed
+		resp.Patch = []byte(`[{"op":"add","path":"/spec/unknown","value":"x"},{"op":"remove","path":"/spec/replicas"}]`)
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/garbage":
 		_, _ = rw.Write([]byte("not json"))
 		return

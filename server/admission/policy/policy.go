@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	upstream "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -36,27 +37,26 @@ var _ admission.Validator = (*Plugin)(nil)
 
 // New returns the plug-in; it admits nothing until Start.
 func New(scheme *runtime.Scheme) *Plugin {
-	return &Plugin{objs: upstream.NewObjectInterfacesFromScheme(scheme), started: make(chan struct{})}
+	return &Plugin{objs: objectInterfaces(scheme), started: make(chan struct{})}
 }
 
-// Start builds upstream's plug-in over the loopback clients and starts its
-// informers until stop closes.
-func (p *Plugin) Start(client kubernetes.Interface, dyn dynamic.Interface, authz auth.Authorizer, stop <-chan struct{}) error {
+// Start builds upstream's plug-in over the loopback clients and the
+// informer factory f (shared with the mutating plug-in; the caller starts
+// it) until stop closes.
+func (p *Plugin) Start(client kubernetes.Interface, dyn dynamic.Interface, f informers.SharedInformerFactory, authz auth.Authorizer, stop <-chan struct{}) error {
 	vap, err := validating.NewPlugin(nil)
 	if err != nil {
 		return fmt.Errorf("ValidatingAdmissionPolicy: %w", err)
 	}
-	f := informers.NewSharedInformerFactory(client, 0)
 	vap.SetExternalKubeInformerFactory(f)
 	vap.SetExternalKubeClientSet(client)
 	vap.SetDynamicClient(dyn)
-	vap.SetRESTMapper(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())))
+	vap.SetRESTMapper(restMapper(client))
 	vap.SetDrainedNotification(stop)
 	vap.SetUnconditionalAuthorizer(celcond.Authorizer(authz))
 	if err := vap.ValidateInitialization(); err != nil {
 		return fmt.Errorf("ValidatingAdmissionPolicy: %w", err)
 	}
-	f.Start(stop)
 	p.vap.Store(vap)
 	close(p.started)
 	return nil
@@ -88,3 +88,8 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 type recorder struct{ a *admission.Attributes }
 
 func (r recorder) AddWarning(_, text string) { r.a.AddWarning(text) }
+
+// restMapper maps kinds to resources from the API server's discovery.
+func restMapper(client kubernetes.Interface) meta.RESTMapper {
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+}

@@ -63,16 +63,16 @@ func (d *Dispatcher) Validating() admission.Validator { return validating{d} }
 
 type mutating struct{ d *Dispatcher }
 
-func (mutating) Name() string                        { return "MutatingAdmissionWebhook" }
-func (mutating) Handles(op admission.Operation) bool { return op != admission.Connect }
+func (mutating) Name() string                     { return "MutatingAdmissionWebhook" }
+func (mutating) Handles(admission.Operation) bool { return true }
 func (m mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	return m.d.mutate(ctx, a)
 }
 
 type validating struct{ d *Dispatcher }
 
-func (validating) Name() string                        { return "ValidatingAdmissionWebhook" }
-func (validating) Handles(op admission.Operation) bool { return op != admission.Connect }
+func (validating) Name() string                     { return "ValidatingAdmissionWebhook" }
+func (validating) Handles(admission.Operation) bool { return true }
 func (v validating) Validate(ctx context.Context, a *admission.Attributes) error {
 	return v.d.validate(ctx, a)
 }

@@ -111,3 +111,26 @@ func TestDanglingAndPartialOwners(t *testing.T) {
 		return ok && len(c.OwnerReferences) == 1 && c.OwnerReferences[0].UID == alive.UID
 	})
 }
+
+// TestForegroundCycle: three objects owning each other in a circle, all
+// references blocking, go away when one is deleted in the foreground.
+func TestForegroundCycle(t *testing.T) {
+	cs := startGC(t)
+	a, b, c := cm(t, cs, "a"), cm(t, cs, "b"), cm(t, cs, "c")
+	for _, pair := range [][2]*corev1.ConfigMap{{a, c}, {b, a}, {c, b}} {
+		dep, owner := pair[0], pair[1]
+		patch := `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"` + owner.Name +
+			`","uid":"` + string(owner.UID) + `","controller":true,"blockOwnerDeletion":true}]}}`
+		if _, err := cs.CoreV1().ConfigMaps("default").Patch(context.Background(), dep.Name, types.StrategicMergePatchType,
+			[]byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del(t, cs, "a", metav1.DeletePropagationForeground)
+	kittest.Until(t, "all three deleted", func() bool {
+		_, x := getCM(cs, "a")
+		_, y := getCM(cs, "b")
+		_, z := getCM(cs, "c")
+		return !x && !y && !z
+	})
+}

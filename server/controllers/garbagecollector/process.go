@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // ownerState is what a dependent's owner reference points at.
@@ -60,6 +61,14 @@ func (c *Controller) processDependent(ctx context.Context, uid types.UID) error 
 	}
 	switch {
 	case len(waiting) > 0 && c.graph.hasDependents(n.uid):
+		if c.dependentDeletingDependents(n.uid) {
+			// A dependent of n waits for its own dependents too: a cycle,
+			// perhaps. As upstream, n stops blocking its owners, so they
+			// need not wait for n (which waits for them).
+			if err := c.unblockOwners(ctx, &n); err != nil {
+				return err
+			}
+		}
 		c.log.Debug("deleting dependent in the foreground", zap.String("object", n.namespace+"/"+n.name))
 		return c.deleteObject(ctx, &n, metav1.DeletePropagationForeground)
 	default:
@@ -117,6 +126,36 @@ func (c *Controller) dropOwners(ctx context.Context, n *node, drop []metav1.Owne
 	return c.jsonPatch(ctx, n,
 		map[string]any{"op": "test", "path": "/metadata/ownerReferences", "value": n.owners},
 		map[string]any{"op": "replace", "path": "/metadata/ownerReferences", "value": keep})
+}
+
+// dependentDeletingDependents tells whether a dependent of uid is itself
+// being deleted in the foreground (upstream's cycle detection, with its
+// false positives).
+func (c *Controller) dependentDeletingDependents(uid types.UID) bool {
+	for _, d := range c.graph.dependentsOf(uid) {
+		if d.deleting && d.has(metav1.FinalizerDeleteDependents) {
+			return true
+		}
+	}
+	return false
+}
+
+// unblockOwners sets blockOwnerDeletion false on n's owner references.
+func (c *Controller) unblockOwners(ctx context.Context, n *node) error {
+	refs := slices.Clone(n.owners)
+	changed := false
+	for i := range refs {
+		if refs[i].BlockOwnerDeletion != nil && *refs[i].BlockOwnerDeletion {
+			refs[i].BlockOwnerDeletion = ptr.To(false)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return c.jsonPatch(ctx, n,
+		map[string]any{"op": "test", "path": "/metadata/ownerReferences", "value": n.owners},
+		map[string]any{"op": "replace", "path": "/metadata/ownerReferences", "value": refs})
 }
 
 // processOwner handles a deleted owner's orphan or foregroundDeletion finalizer.

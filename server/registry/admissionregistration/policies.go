@@ -122,12 +122,7 @@ func validatePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) field.
 		errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), *s.FailurePolicy, []string{"Fail", "Ignore"}))
 	}
 	if pk := s.ParamKind; pk != nil {
-		if pk.APIVersion == "" {
-			errs = append(errs, field.Required(sp.Child("paramKind", "apiVersion"), ""))
-		}
-		if pk.Kind == "" {
-			errs = append(errs, field.Required(sp.Child("paramKind", "kind"), ""))
-		}
+		errs = append(errs, validateParamKind(pk, sp.Child("paramKind"))...)
 	}
 	if s.MatchConstraints == nil || len(s.MatchConstraints.ResourceRules) == 0 {
 		errs = append(errs, field.Required(sp.Child("matchConstraints", "resourceRules"), ""))
@@ -151,26 +146,51 @@ func validatePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) field.
 	return celcond.ValidatePolicy(s, sp)
 }
 
+// validateMatchResources: the defaulted matchPolicy and selectors, and
+// each resource rule (and exclude rule) as a webhook rule with unique
+// resourceNames.
 func validateMatchResources(m *admissionregistrationv1.MatchResources, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	switch mp := m.MatchPolicy; {
+	case mp == nil:
+		errs = append(errs, field.Required(p.Child("matchPolicy"), ""))
+	case *mp != admissionregistrationv1.Exact && *mp != admissionregistrationv1.Equivalent:
+		errs = append(errs, field.NotSupported(p.Child("matchPolicy"), *mp, []string{"Equivalent", "Exact"}))
+	}
 	for _, sel := range []struct {
 		s    *metav1.LabelSelector
 		name string
 	}{{m.NamespaceSelector, "namespaceSelector"}, {m.ObjectSelector, "objectSelector"}} {
-		if sel.s != nil {
-			errs = append(errs, metav1validation.ValidateLabelSelector(sel.s, metav1validation.LabelSelectorValidationOptions{}, p.Child(sel.name))...)
+		if sel.s == nil {
+			errs = append(errs, field.Required(p.Child(sel.name), ""))
+			continue
 		}
+		errs = append(errs, metav1validation.ValidateLabelSelector(sel.s, metav1validation.LabelSelectorValidationOptions{}, p.Child(sel.name))...)
 	}
-	for i, r := range m.ResourceRules {
-		rp := p.Child("resourceRules").Index(i)
-		if len(r.Operations) == 0 {
-			errs = append(errs, field.Required(rp.Child("operations"), ""))
-		}
-		if len(r.Resources) == 0 {
-			errs = append(errs, field.Required(rp.Child("resources"), ""))
+	for _, rules := range []struct {
+		r    []admissionregistrationv1.NamedRuleWithOperations
+		name string
+	}{{m.ResourceRules, "resourceRules"}, {m.ExcludeResourceRules, "excludeResourceRules"}} {
+		for i := range rules.r {
+			errs = append(errs, validateNamedRule(&rules.r[i], p.Child(rules.name).Index(i))...)
 		}
 	}
 	return errs
+}
+
+func validateNamedRule(r *admissionregistrationv1.NamedRuleWithOperations, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, name := range r.ResourceNames {
+		for _, msg := range pathSegmentName(name) {
+			errs = append(errs, field.Invalid(p.Child("resourceNames").Index(i), name, msg))
+		}
+		if seen.Has(name) {
+			errs = append(errs, field.Duplicate(p.Child("resourceNames").Index(i), name))
+		}
+		seen.Insert(name)
+	}
+	return append(errs, validateRule(r.RuleWithOperations, p)...)
 }
 
 func validateBinding(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
@@ -197,18 +217,7 @@ func validateBinding(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	if seen.Has(admissionregistrationv1.Deny) && seen.Has(admissionregistrationv1.Warn) {
 		errs = append(errs, field.Invalid(ap, s.ValidationActions, "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"))
 	}
-	if pr := s.ParamRef; pr != nil {
-		rp := sp.Child("paramRef")
-		if pr.Name != "" && pr.Selector != nil {
-			errs = append(errs, field.Forbidden(rp.Child("name"), "name and selector are mutually exclusive"))
-		}
-		if pr.Name == "" && pr.Selector == nil {
-			errs = append(errs, field.Required(rp, "one of name or selector must be specified"))
-		}
-		if pr.ParameterNotFoundAction == nil {
-			errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
-		}
-	}
+	errs = append(errs, validateParamRef(s.ParamRef, sp.Child("paramRef"))...)
 	if m := s.MatchResources; m != nil {
 		errs = append(errs, validateMatchResources(m, sp.Child("matchResources"))...)
 	}

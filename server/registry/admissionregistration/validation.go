@@ -1,8 +1,7 @@
 package admissionregistration
 
 import (
-	"fmt"
-	"net/url"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/server/admission/celcond"
 )
@@ -120,47 +121,20 @@ func validateName(name string, p *field.Path, seen sets.Set[string]) field.Error
 	return errs
 }
 
+// validateClientConfig: exactly one of url and service, checked by
+// k8s.io/apiserver's webhook validation (an https URL without user, query
+// or fragment; a service name, namespace, port and DNS-subdomain path
+// segments).
 func validateClientConfig(c *admissionregistrationv1.WebhookClientConfig, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	switch {
 	case (c.URL == nil) == (c.Service == nil):
-		return field.ErrorList{field.Required(p, "exactly one of url or service is required")}
+		errs = append(errs, field.Required(p, "exactly one of url or service is required"))
 	case c.URL != nil:
-		return validateURL(*c.URL, p.Child("url"))
-	}
-	var errs field.ErrorList
-	s, sp := c.Service, p.Child("service")
-	if s.Name == "" {
-		errs = append(errs, field.Required(sp.Child("name"), "service name is required"))
-	}
-	if s.Namespace == "" {
-		errs = append(errs, field.Required(sp.Child("namespace"), "service namespace is required"))
-	}
-	if s.Path != nil && !strings.HasPrefix(*s.Path, "/") {
-		errs = append(errs, field.Invalid(sp.Child("path"), *s.Path, "must start with a '/'"))
-	}
-	if s.Port != nil && (*s.Port < 1 || *s.Port > 65535) {
-		errs = append(errs, field.Invalid(sp.Child("port"), *s.Port, "port is not valid: must be between 1 and 65535, inclusive"))
-	}
-	return errs
-}
-
-func validateURL(raw string, p *field.Path) field.ErrorList {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, raw, fmt.Sprintf("url must be a valid URL: %v", err))}
-	}
-	var errs field.ErrorList
-	if u.Scheme != "https" {
-		errs = append(errs, field.Invalid(p, u.Scheme, "'https' is the only allowed URL scheme"))
-	}
-	if u.Host == "" {
-		errs = append(errs, field.Invalid(p, u.Host, "host must be specified"))
-	}
-	if u.User != nil {
-		errs = append(errs, field.Invalid(p, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" || u.RawQuery != "" {
-		errs = append(errs, field.Invalid(p, raw, "fragments and query parameters are not permitted in the URL"))
+		errs = append(errs, webhookutil.ValidateWebhookURL(p.Child("url"), *c.URL, true)...)
+	default:
+		s := c.Service
+		errs = append(errs, webhookutil.ValidateWebhookService(p.Child("service"), s.Namespace, s.Name, s.Path, ptr.Deref(s.Port, 443))...)
 	}
 	return errs
 }
@@ -171,6 +145,9 @@ func validateRule(r admissionregistrationv1.RuleWithOperations, p *field.Path) f
 	var errs field.ErrorList
 	if len(r.Operations) == 0 {
 		errs = append(errs, field.Required(p.Child("operations"), ""))
+	}
+	if len(r.Operations) > 1 && slices.Contains(r.Operations, admissionregistrationv1.OperationAll) {
+		errs = append(errs, field.Invalid(p.Child("operations"), r.Operations, "if '*' is present, must not specify other operations"))
 	}
 	for i, op := range r.Operations {
 		if !sets.New(operations...).Has(string(op)) {

@@ -55,7 +55,8 @@ func resources(registry.Config) []*registry.Resource {
 				},
 			}},
 	}
-	return registry.BuildAll(append(defs, policyDefs(gv)...)...)
+	defs = append(defs, policyDefs(gv)...)
+	return registry.BuildAll(append(defs, mutatingPolicyDefs(gv)...)...)
 }
 
 // common are the fields mutating and validating webhooks share.

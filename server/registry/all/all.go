@@ -14,6 +14,7 @@ import (
 	"github.com/orch/orch/server/registry/core"
 	"github.com/orch/orch/server/registry/flowcontrol"
 	"github.com/orch/orch/server/registry/rbac"
+	"github.com/orch/orch/server/registry/resource"
 	"github.com/orch/orch/server/registry/serviceip"
 	"github.com/orch/orch/server/registry/storagemigration"
 )
@@ -31,6 +32,7 @@ func Groups() []registry.Group {
 		clusterconfig.Group(),
 		rbac.Group(),
 		flowcontrol.Group(),
+		resource.Group(),
 		serviceip.Group(),
 		storagemigration.Group(),
 	}

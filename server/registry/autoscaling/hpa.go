@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,9 +16,14 @@ import (
 	"github.com/orch/orch/server/registry"
 )
 
-// Group is autoscaling/v2 for server/registry/all.
+// Group is autoscaling (v2, then v1) for server/registry/all.
 func Group() registry.Group {
-	return registry.Group{Name: "autoscaling/v2", Resources: resources, AddToScheme: autoscalingv2.AddToScheme}
+	return registry.Group{Name: "autoscaling", Resources: resources, AddToScheme: func(s *runtime.Scheme) error {
+		if err := autoscalingv2.AddToScheme(s); err != nil {
+			return err
+		}
+		return autoscalingv1.AddToScheme(s)
+	}}
 }
 
 func hpa(o runtime.Object) *autoscalingv2.HorizontalPodAutoscaler {
@@ -51,7 +57,7 @@ func resources(registry.Config) []*registry.Resource {
 					int64(h.Spec.MaxReplicas), int64(h.Status.CurrentReplicas), registry.Age(o)}
 			},
 		}}
-	return []*registry.Resource{d.Build()}
+	return registry.BuildAll(d, v1Def(d))
 }
 
 // Default applies upstream's v2 defaults: one replica at least, and CPU at

@@ -90,6 +90,7 @@ func editRules() []rbacv1.PolicyRule {
 			"replicasets", "replicasets/scale", "replicationcontrollers/scale", "networkpolicies"),
 		rule(write, "policy", "poddisruptionbudgets"),
 		rule(write, "networking.k8s.io", "networkpolicies", "ingresses"),
+		rule(write, "resource.k8s.io", "resourceclaims", "resourceclaimtemplates"),
 	}
 }
 
@@ -111,6 +112,7 @@ func viewRules() []rbacv1.PolicyRule {
 			"replicationcontrollers/scale", "networkpolicies"),
 		rule(read, "policy", "poddisruptionbudgets", "poddisruptionbudgets/status"),
 		rule(read, "networking.k8s.io", "networkpolicies", "ingresses", "ingresses/status"),
+		rule(read, "resource.k8s.io", "resourceclaims", "resourceclaims/status", "resourceclaimtemplates"),
 	}
 }
 
