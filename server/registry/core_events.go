@@ -273,6 +273,16 @@ func EventToV1(e *corev1.Event) *eventsv1.Event {
 	return out
 }
 
+// eventsV1StoredAsCore serves events.k8s.io/v1 Events from the core/v1
+// Events' storage, as kube-apiserver does: one Event, two group versions
+// (an event a client reports through events.k8s.io is listed by kubectl get
+// events and selected by the core field selectors).
+func eventsV1StoredAsCore() *StoredAs {
+	return &StoredAs{GroupVersion: corev1.SchemeGroupVersion, New: objs[corev1.Event](),
+		ToStorage:   func(o runtime.Object) (runtime.Object, error) { return EventFromV1(o.(*eventsv1.Event)), nil },
+		FromStorage: func(o runtime.Object) (runtime.Object, error) { return EventToV1(o.(*corev1.Event)), nil }}
+}
+
 // EventFromV1 converts an events.k8s.io/v1 Event to core/v1.
 func EventFromV1(e *eventsv1.Event) *corev1.Event {
 	out := eventV1AsCore(e)

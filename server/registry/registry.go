@@ -58,8 +58,9 @@ type Resource struct {
 	DefaultOnRead bool
 	// StoredAs, on a built-in resource served in a version other than the
 	// one its objects are stored in (autoscaling/v1 HorizontalPodAutoscalers
-	// are kept as autoscaling/v2), converts between the two. The
-	// storage-version resource owns the keys: namespace cleanup skips this one.
+	// are kept as autoscaling/v2, events.k8s.io/v1 Events as core/v1 Events),
+	// converts between the two. The storage-version resource owns the keys:
+	// namespace cleanup skips this one.
 	StoredAs *StoredAs
 
 	New     func() runtime.Object // empty object of Kind
@@ -150,10 +151,16 @@ func (r *Resource) Key(namespace, name string) string {
 }
 
 // Prefix returns the key prefix for a namespace ("" = all namespaces), ending in "/".
+// A resource stored as another group's version (events.k8s.io Events are
+// core Events) shares that group's keys.
 func (r *Resource) Prefix(namespace string) string {
 	p := "/registry/"
-	if r.GroupVersion.Group != "" {
-		p += r.GroupVersion.Group + "/"
+	g := r.GroupVersion.Group
+	if r.StoredAs != nil {
+		g = r.StoredAs.GroupVersion.Group
+	}
+	if g != "" {
+		p += g + "/"
 	}
 	p += r.Resource + "/"
 	if r.Namespaced && namespace != "" {

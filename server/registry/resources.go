@@ -29,6 +29,7 @@ type def struct {
 	newObj     func() runtime.Object
 	newList    func() runtime.Object
 	rules      rules
+	storedAs   *StoredAs
 }
 
 // All returns every resource orch serves, with its strategy. cfg zero values
@@ -58,6 +59,7 @@ func (d def) build() *Resource {
 		OrphanDependents: d.orphan,
 		New:              d.newObj,
 		NewList:          d.newList,
+		StoredAs:         d.storedAs,
 	}
 	if d.all {
 		r.Categories = []string{"all"}
@@ -162,6 +164,6 @@ func groupDefs() []def {
 		{gv: storagev1.SchemeGroupVersion, resource: "storageclasses", kind: "StorageClass", short: []string{"sc"},
 			newObj: objs[storagev1.StorageClass](), newList: objs[storagev1.StorageClassList](), rules: storageClassRules()},
 		{gv: eventsv1.SchemeGroupVersion, resource: "events", kind: "Event", short: []string{"ev"}, namespaced: true,
-			newObj: objs[eventsv1.Event](), newList: objs[eventsv1.EventList](), rules: eventsV1Rules()},
+			newObj: objs[eventsv1.Event](), newList: objs[eventsv1.EventList](), rules: eventsV1Rules(), storedAs: eventsV1StoredAsCore()},
 	}
 }
