@@ -89,6 +89,7 @@ func New(log *zap.Logger, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	if cfg.Pods != nil {
 		s.mux.HandleFunc("GET /pods", s.servePods)
+		s.mux.HandleFunc("GET /metrics", s.serveMetrics)
 	}
 	if cfg.Stats != nil {
 		s.mux.HandleFunc("GET /metrics/resource", s.serveResourceMetrics)
@@ -107,6 +108,38 @@ func (s *Server) servePods(w http.ResponseWriter, _ *http.Request) {
 	if err := json.NewEncoder(w).Encode(&list); err != nil {
 		s.log.Debug("writing /pods", zap.Error(err))
 	}
+}
+
+// serveMetrics is kubelet's /metrics in the Prometheus text format: the
+// gauges of running pods and containers (kubelet_running_pods,
+// kubelet_running_containers by state) from the node's pods.
+func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
+	running := 0
+	states := map[string]int{"running": 0, "exited": 0, "created": 0}
+	for _, p := range s.cfg.Pods() {
+		if p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+		for _, c := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			switch {
+			case c.State.Running != nil:
+				states["running"]++
+			case c.State.Terminated != nil:
+				states["exited"]++
+			case c.ContainerID != "":
+				states["created"]++
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# HELP kubelet_running_pods [ALPHA] Number of pods that have a running pod sandbox\n# TYPE kubelet_running_pods gauge\n")
+	fmt.Fprintf(&b, "kubelet_running_pods %d\n", running)
+	b.WriteString("# HELP kubelet_running_containers [ALPHA] Number of containers currently running\n# TYPE kubelet_running_containers gauge\n")
+	for _, st := range []string{"created", "exited", "running"} {
+		fmt.Fprintf(&b, "kubelet_running_containers{container_state=%q} %d\n", st, states[st])
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	_, _ = w.Write([]byte(b.String()))
 }
 
 // TLSConfig is cfg.ServerTLS requiring a client certificate from ClientCA,

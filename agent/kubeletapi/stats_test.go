@@ -60,7 +60,8 @@ func TestMetricsEndpoints(t *testing.T) {
 	srv, err := New(zaptest.NewLogger(t), Config{Runtime: runtime.NewFake(), ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(),
 		PodLookup: func(string, string) (Pod, bool) { return Pod{}, false }, Tokens: fakeReviews{}, Access: fakeReviews{}, Stats: fakeStats{},
 		Pods: func() []*corev1.Pod {
-			return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}}
+			return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}}
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +124,13 @@ func TestMetricsEndpoints(t *testing.T) {
 	}
 	if code, _ := get("/pods", "metrics"); code != http.StatusForbidden {
 		t.Fatalf("/pods needs nodes/proxy: %d", code)
+	}
+	// /metrics (kubelet's own; the e2e framework's metrics grabber reads it)
+	code, body = get("/metrics", "metrics")
+	for _, want := range []string{"kubelet_running_pods 1\n", `kubelet_running_containers{container_state="running"} 1`} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Fatalf("/metrics (%d) lacks %q:\n%s", code, want, body)
+		}
 	}
 	if code, body := get("/healthz", "proxy"); code != http.StatusOK || body != "ok" {
 		t.Fatalf("/healthz %d %s", code, body)

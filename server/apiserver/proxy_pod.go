@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/proxy"
 )
 
 // pods/proxy, every method: a reverse proxy from the API server straight to
@@ -60,7 +60,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, rc *reqCtx, 
 	}
 	target.Path = utilnet.JoinPreservingTrailingSlash(target.Path+"/", sub)
 	target.RawQuery = r.URL.RawQuery
-	s.reverseProxy(target, tr).ServeHTTP(w, r)
+	s.proxyTo(w, r, target, tr)
 }
 
 // locatePod is upstream's pod ResourceLocation.
@@ -107,24 +107,26 @@ func podProxyTarget(pod *corev1.Pod, scheme, port string) (*url.URL, error) {
 	return &url.URL{Scheme: scheme, Host: host}, nil
 }
 
-// reverseProxy forwards a request to target without the client's
-// credentials, streaming the answer.
-func (s *Server) reverseProxy(target *url.URL, tr http.RoundTripper) *httputil.ReverseProxy {
-	return &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL, pr.Out.Host = target, target.Host
-			pr.SetXForwarded()
-			pr.Out.Header.Del("Authorization") // the client's credentials stay here
-			for k := range pr.Out.Header {
-				if strings.HasPrefix(k, "Impersonate-") {
-					pr.Out.Header.Del(k)
-				}
-			}
-		},
-		Transport:     tr,
-		FlushInterval: -1,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			s.writeError(w, r, dialError(err))
-		},
+// proxyTo forwards a request to target through upstream's
+// UpgradeAwareHandler, as kube-apiserver's pods, services and nodes proxies
+// do: HTML links in answers are rewritten to go through the proxy again,
+// X-Forwarded-* is set, upgrades (WebSocket, SPDY) pass through. The
+// client's credentials and impersonation headers stay here.
+func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL, tr http.RoundTripper) {
+	out := r.Clone(r.Context())
+	out.Header.Del("Authorization")
+	for k := range out.Header {
+		if strings.HasPrefix(k, "Impersonate-") {
+			out.Header.Del(k)
+		}
 	}
+	h := proxy.NewUpgradeAwareHandler(target, tr, true, false, proxyResponder{s})
+	h.ServeHTTP(w, out)
+}
+
+// proxyResponder answers a failed proxy request with a Status.
+type proxyResponder struct{ s *Server }
+
+func (p proxyResponder) Error(w http.ResponseWriter, r *http.Request, err error) {
+	p.s.writeError(w, r, dialError(err))
 }

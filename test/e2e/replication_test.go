@@ -21,7 +21,8 @@ const rcSelector = "app=rc-web"
 
 // rcScript serves the pod's hostname (its name) on port 8080, as the
 // conformance image serve-hostname does.
-const rcScript = "mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www"
+const rcScript = "mkdir -p /www && hostname > /www/index.html && echo '<a href=\"/rewriteme\">test</a>' > /www/link.html && " +
+	"exec httpd -f -p 8080 -h /www"
 
 func rcPod(name string) *corev1.Pod {
 	c := bbContainer("web", rcScript)
@@ -165,7 +166,14 @@ func rcPodProxy(t *testing.T, cs kubernetes.Interface, uid types.UID) {
 			}
 		}
 	}
-	_, err := cs.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").SubResource("proxy").
+	// HTML links come back rewritten to go through the proxy (upstream's proxy transport)
+	p := rcOwned(t, cs, uid)[0]
+	body, err := cs.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").SubResource("proxy").
+		Name(p.Name).Suffix("link.html").DoRaw(ctx)
+	if want := `href="/api/v1/namespaces/default/pods/` + p.Name + `/proxy/rewriteme"`; err != nil || !strings.Contains(string(body), want) {
+		t.Fatalf("pods/proxy/link.html: %q (%v), want %s", body, err, want)
+	}
+	_, err = cs.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").SubResource("proxy").
 		Name("rc-orphan:1").DoRaw(ctx)
 	if err == nil {
 		t.Fatal("proxy to a closed port succeeded")
