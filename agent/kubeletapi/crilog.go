@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -12,6 +13,9 @@ import (
 type logLine struct {
 	ts  time.Time
 	msg []byte // without the trailing newline
+	// unterminated: the stream ended inside this line (its last entry was
+	// partial); it is written without a newline, as the kubelet does.
+	unterminated bool
 }
 
 // criEntry is one line of a CRI log file:
@@ -77,6 +81,20 @@ func (j *joiner) add(e criEntry) (logLine, bool) {
 	return *p, true
 }
 
+// flush returns the lines still waiting for their end, oldest first, and
+// forgets them: the log ended there.
+func (j *joiner) flush() []logLine {
+	var out []logLine
+	for _, p := range j.pending {
+		l := *p
+		l.unterminated = true
+		out = append(out, l)
+	}
+	j.pending = nil
+	slices.SortFunc(out, func(a, b logLine) int { return a.ts.Compare(b.ts) })
+	return out
+}
+
 // errLimit ends a log stream at limitBytes.
 var errLimit = errors.New("log limit reached")
 
@@ -98,7 +116,9 @@ func (lw *lineWriter) write(l logLine) error {
 		b = append(b, ' ')
 	}
 	b = append(b, l.msg...)
-	b = append(b, '\n')
+	if !l.unterminated {
+		b = append(b, '\n')
+	}
 	if lw.remaining >= 0 && int64(len(b)) >= lw.remaining {
 		_, err := lw.w.Write(b[:lw.remaining])
 		lw.remaining = 0

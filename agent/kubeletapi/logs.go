@@ -164,6 +164,11 @@ func (t *logTail) run(ctx context.Context) error {
 	if err := t.drain(rd); err != nil {
 		return err
 	}
+	if !t.opts.follow {
+		if err := t.flushPartial(); err != nil {
+			return err
+		}
+	}
 	if t.ring != nil {
 		if err := t.ring.each(t.lw.write); err != nil {
 			return err
@@ -186,6 +191,17 @@ func (t *logTail) readWhole(path string) error {
 	err = t.drain(bufio.NewReader(f))
 	t.pending = nil
 	return err
+}
+
+// flushPartial emits the lines the log ends inside of (the output of a
+// process that exited without a final newline), unterminated.
+func (t *logTail) flushPartial() error {
+	for _, l := range t.join.flush() {
+		if err := t.emit(l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // drain emits every complete line up to EOF, keeping a trailing partial line.
@@ -237,10 +253,12 @@ func (t *logTail) follow(ctx context.Context, f **os.File, rd **bufio.Reader) er
 				continue
 			}
 		}
-		t.out.Flush()
 		if exitedPolls > 1 {
-			return nil
+			err := t.flushPartial()
+			t.out.Flush()
+			return err
 		}
+		t.out.Flush()
 		timer.Reset(t.poll)
 		select {
 		case <-ctx.Done():

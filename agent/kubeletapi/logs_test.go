@@ -125,6 +125,25 @@ func TestLogs(t *testing.T) {
 	}
 }
 
+// TestLogsEndInsideALine: output that ends without a newline (the last
+// entry is partial) is returned unterminated, as the kubelet returns it
+// (conformance: Projected combined cats files without newlines).
+func TestLogsEndInsideALine(t *testing.T) {
+	e := newTestEnv(t)
+	now := time.Now()
+	writeLog(t, e.logPath("app", 0), criLine(now, "stdout", "F", "full"), criLine(now.Add(time.Second), "stdout", "P", "podnamevalue-1"))
+	for _, q := range []string{"", "tailLines=1"} {
+		code, got := e.logs(t, "app", q)
+		want := "full\npodnamevalue-1"
+		if q != "" {
+			want = "podnamevalue-1"
+		}
+		if code != http.StatusOK || got != want {
+			t.Errorf("%q: %d %q, want %q", q, code, got, want)
+		}
+	}
+}
+
 func TestLogsErrors(t *testing.T) {
 	e := newTestEnv(t)
 	writeLog(t, e.logPath("app", 0), criLine(time.Now(), "stdout", "F", "x"))
