@@ -47,7 +47,9 @@ func createCTB(t *testing.T, cs kubernetes.Interface, name, signer, bundle strin
 	if err != nil {
 		t.Fatalf("creating ClusterTrustBundle %s: %v", name, err)
 	}
-	t.Cleanup(func() { _ = cs.CertificatesV1().ClusterTrustBundles().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cs.CertificatesV1().ClusterTrustBundles().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 }
 
 func podLogs(t *testing.T, cs kubernetes.Interface, name string) string {

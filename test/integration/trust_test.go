@@ -193,7 +193,9 @@ func TestPodCertificateRequests(t *testing.T) {
 		{"a signer the pod does not name", func(r *certificatesv1.PodCertificateRequest) { r.Spec.SignerName = "it.example/other" }, 403,
 			"does not mount a podCertificate projected volume"},
 		{"a stale pod UID", func(r *certificatesv1.PodCertificateRequest) { r.Spec.PodUID = "stale" }, 500, "differs from running pod"},
-		{"too long a lifetime", func(r *certificatesv1.PodCertificateRequest) { r.Spec.MaxExpirationSeconds = ptr.To[int32](91*86400 + 1) }, 422,
+		{"too long a lifetime", func(r *certificatesv1.PodCertificateRequest) {
+			r.Spec.MaxExpirationSeconds = ptr.To[int32](91*86400 + 1)
+		}, 422,
 			"must be in the range [3600, 7862400]"},
 	} {
 		r := f.request(t, key)
