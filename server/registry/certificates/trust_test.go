@@ -159,7 +159,9 @@ func TestValidatePodCertificateRequest(t *testing.T) {
 			map[string]string{"spec.stubPKCS10Request": "must use curve P256, P384, or P521"}},
 		{"no key", func(r *certificatesv1.PodCertificateRequest) { r.Spec.StubPKCS10Request = nil },
 			map[string]string{"spec": "exactly one of (stubPKCS10Request)"}},
-		{"annotations", func(r *certificatesv1.PodCertificateRequest) { r.Spec.UnverifiedUserAnnotations = map[string]string{"nodomain": "x"} },
+		{"annotations", func(r *certificatesv1.PodCertificateRequest) {
+			r.Spec.UnverifiedUserAnnotations = map[string]string{"nodomain": "x"}
+		},
 			map[string]string{"spec.unverifiedUserAnnotations": "prefix"}},
 	} {
 		r := newPCR(t, key)
