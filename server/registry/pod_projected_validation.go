@@ -11,14 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Bounds of a podCertificate projection's maxExpirationSeconds (upstream's
-// certificates.MinMaxExpirationSeconds, MaxMaxExpirationSeconds and
-// KubernetesMaxMaxExpirationSeconds; server/registry/certificates has
-// the same for the requests).
+// Bounds of maxExpirationSeconds of podCertificate projections and
+// PodCertificateRequests (upstream's certificates.MinMaxExpirationSeconds,
+// MaxMaxExpirationSeconds and KubernetesMaxMaxExpirationSeconds).
 const (
-	minPodCertExpiration       = 60 * 60
-	maxPodCertExpiration       = 91 * 24 * 60 * 60
-	maxKubernetesPodCertExpiry = 24 * 60 * 60
+	MinPodCertExpirationSeconds           = 60 * 60
+	MaxPodCertExpirationSeconds           = 91 * 24 * 60 * 60
+	MaxKubernetesPodCertExpirationSeconds = 24 * 60 * 60
 )
 
 var podCertKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
@@ -167,12 +166,12 @@ func validatePodCertProjection(c *corev1.PodCertificateProjection, p *field.Path
 		errs = append(errs, field.NotSupported(p.Child("keyType"), c.KeyType, podCertKeyTypes))
 	}
 	if m := c.MaxExpirationSeconds; m != nil {
-		if *m < minPodCertExpiration {
-			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *m, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", minPodCertExpiration)))
+		if *m < MinPodCertExpirationSeconds {
+			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *m, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", MinPodCertExpirationSeconds)))
 		}
-		hi := int32(maxPodCertExpiration)
+		hi := int32(MaxPodCertExpirationSeconds)
 		if IsKubernetesSignerName(c.SignerName) {
-			hi = maxKubernetesPodCertExpiry
+			hi = MaxKubernetesPodCertExpirationSeconds
 		}
 		if *m > hi {
 			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *m, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", hi)))

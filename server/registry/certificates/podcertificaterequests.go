@@ -16,15 +16,9 @@ import (
 	"github.com/orch/orch/server/registry"
 )
 
-// The bounds of spec.maxExpirationSeconds (upstream's
-// MinMaxExpirationSeconds, MaxMaxExpirationSeconds and
-// KubernetesMaxMaxExpirationSeconds) and its default.
-const (
-	MinMaxExpirationSeconds           = 60 * 60
-	MaxMaxExpirationSeconds           = 91 * 24 * 60 * 60
-	KubernetesMaxMaxExpirationSeconds = 24 * 60 * 60
-	DefaultMaxExpirationSeconds       = 24 * 60 * 60
-)
+// DefaultMaxExpirationSeconds is spec.maxExpirationSeconds when unset
+// (the bounds are server/registry's, shared with the pods' projections).
+const DefaultMaxExpirationSeconds = 24 * 60 * 60
 
 func pcrOf(o runtime.Object) *certificatesv1.PodCertificateRequest {
 	return o.(*certificatesv1.PodCertificateRequest)
@@ -141,12 +135,12 @@ func validatePCRSubjects(s *certificatesv1.PodCertificateRequestSpec, spec *fiel
 // validateMaxExpiration: 1 hour to 91 days, 24 hours at most for the
 // Kubernetes project's own signers.
 func validateMaxExpiration(signer string, v int32, p *field.Path) field.ErrorList {
-	hi := int32(MaxMaxExpirationSeconds)
+	lo, hi := int32(registry.MinPodCertExpirationSeconds), int32(registry.MaxPodCertExpirationSeconds)
 	if registry.IsKubernetesSignerName(signer) {
-		hi = KubernetesMaxMaxExpirationSeconds
+		hi = registry.MaxKubernetesPodCertExpirationSeconds
 	}
-	if v < MinMaxExpirationSeconds || v > hi {
-		return field.ErrorList{field.Invalid(p, v, rangeMsg(MinMaxExpirationSeconds, hi))}
+	if v < lo || v > hi {
+		return field.ErrorList{field.Invalid(p, v, rangeMsg(lo, hi))}
 	}
 	return nil
 }
