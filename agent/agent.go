@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/orch/orch/agent/certs"
 	"github.com/orch/orch/agent/cgroups"
 	"github.com/orch/orch/agent/images"
 	"github.com/orch/orch/agent/join"
@@ -334,10 +335,13 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	vols := volumes.New(log.Named("volumes"), volumes.Config{PodsDir: podsDir,
 		Allocatable: func() corev1.ResourceList { return nc.Allocatable },
 		Claims:      volumes.APIClaims(client), StorageDir: storageDir, NodeName: cfg.NodeName})
+	bundles := certs.NewBundles(client, log)
+	go bundles.Run(ctx)
+	podCerts := certs.NewPodCerts(certs.PodCertsConfig{Client: client, NodeName: cfg.NodeName, Recorder: rec, Log: log})
 	k, err := kubelet.New(kubelet.Config{
 		NodeName: cfg.NodeName, Client: client, Runtime: rt, Network: netm, Cgroups: cg,
-		Images: imgs, Volumes: kubelet.VolumeManager{M: vols, Src: kubelet.APISources(client)},
-		Probes: kubelet.ProberProbes{M: probes}, Hooks: hooks, Recorder: rec,
+		Images: imgs, Volumes: kubelet.VolumeManager{M: vols, Src: kubelet.CertSources(client, bundles, podCerts)},
+		PodCerts: podCerts, Probes: kubelet.ProberProbes{M: probes}, Hooks: hooks, Recorder: rec,
 		PodsDir: podsDir, DNS: kubelet.DNS{ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain},
 		HostIP: nc.InternalIP.String(), Allocatable: nc.Allocatable,
 		MemoryCapacity: qos.MemoryBytes(nc.Capacity), SyncPeriod: cfg.SyncFrequency, Log: log.Named("kubelet"),

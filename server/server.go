@@ -31,6 +31,7 @@ import (
 	"github.com/orch/orch/server/controllers/eventttl"
 	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/controllers/nodeipam"
+	"github.com/orch/orch/server/controllers/pcrcleaner"
 	"github.com/orch/orch/server/join"
 	"github.com/orch/orch/server/registry"
 	"github.com/orch/orch/server/registry/all"
@@ -156,7 +157,9 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	loops := []controller{{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
 		{"apf bootstrap", func(ctx context.Context) error { return apf.RunEnsurer(ctx, loopClient.FlowcontrolV1(), log) }}}
 	if !cfg.DisableControllerManager {
-		loops = append(loops, controller{"node IPAM", ipam.Run})
+		pcrs := pcrcleaner.New(pcrcleaner.Config{Client: loopClient, Logger: log})
+		loops = append(loops, controller{"node IPAM", ipam.Run},
+			controller{"podcertificaterequest cleaner", func(ctx context.Context) error { pcrs.Run(ctx); return nil }})
 	}
 	meta, err := metadata.NewForConfig(loopback)
 	if err != nil {

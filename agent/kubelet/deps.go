@@ -137,6 +137,16 @@ func (d DirVolumes) TeardownPod(_ context.Context, uid types.UID) error {
 	return os.RemoveAll(filepath.Join(d.PodsDir, string(uid), "volumes"))
 }
 
+// PodCerts requests the certificates of podCertificate projections
+// (agent/certs.PodCerts).
+type PodCerts interface {
+	// Run works until ctx ends, calling resync for a pod whose
+	// certificate request changed.
+	Run(ctx context.Context, resync func(namespace, name string))
+	// Forget drops the state of a pod that was cleaned up.
+	Forget(uid types.UID)
+}
+
 // VolumeManager adapts agent/volumes' Manager to Volumes; Src reads the
 // ConfigMaps and Secrets the pods reference.
 type VolumeManager struct {

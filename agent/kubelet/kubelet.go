@@ -33,7 +33,11 @@ type Config struct {
 	Images   Images
 	Volumes  Volumes
 	Probes   Probes // nil: NoProbes
-	Hooks    Hooks  // nil: lifecycle hooks are not run
+	// PodCerts, when set, is the pod certificate manager (agent/certs):
+	// the kubelet runs it, drops the state of pods it cleaned up, and
+	// resyncs a pod when its certificate request changes.
+	PodCerts PodCerts
+	Hooks    Hooks // nil: lifecycle hooks are not run
 	// Env resolves a container's environment; nil uses agent/envvars with
 	// ConfigMaps and Secrets read from the API.
 	Env      func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error)
@@ -140,6 +144,10 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); k.worker(ctx) }()
 	}
+	if k.cfg.PodCerts != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); k.cfg.PodCerts.Run(ctx, k.resync) }()
+	}
 	wg.Add(3)
 	go func() { defer wg.Done(); k.relistLoop(ctx) }()
 	go func() { defer wg.Done(); k.probeLoop(ctx) }()
@@ -157,6 +165,9 @@ func (k *Kubelet) enqueue(obj interface{}) {
 	}
 	k.queue.Add(key)
 }
+
+// resync queues the pod namespace/name for a sync.
+func (k *Kubelet) resync(namespace, name string) { k.queue.Add(namespace + "/" + name) }
 
 func (k *Kubelet) worker(ctx context.Context) {
 	for {

@@ -70,6 +70,19 @@ func APISources(client kubernetes.Interface) envvars.Sources {
 	return tokenSources{apiSources: apiSources{client}, tokenManager: newTokenManager(client)}
 }
 
+// CertSources are APISources that also answer clusterTrustBundle and
+// podCertificate projections (agent/certs).
+func CertSources(client kubernetes.Interface, bundles volumes.TrustBundleSource, podCerts volumes.PodCertificateSource) envvars.Sources {
+	return certSources{tokenSources: tokenSources{apiSources: apiSources{client}, tokenManager: newTokenManager(client)},
+		TrustBundleSource: bundles, PodCertificateSource: podCerts}
+}
+
+type certSources struct {
+	tokenSources
+	volumes.TrustBundleSource
+	volumes.PodCertificateSource
+}
+
 // withUnified adds the cgroup v2 settings every container gets.
 func (k *Kubelet) withUnified(r runtime.Resources) runtime.Resources {
 	r.Unified = k.cfg.Cgroups.ContainerUnified()

@@ -127,5 +127,8 @@ func (k *Kubelet) cleanupPod(ctx context.Context, uid types.UID) error {
 		return fmt.Errorf("cleaning up pod %s: %w", uid, err)
 	}
 	k.forget(uid)
+	if k.cfg.PodCerts != nil {
+		k.cfg.PodCerts.Forget(uid)
+	}
 	return nil
 }

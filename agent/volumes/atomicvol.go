@@ -68,7 +68,7 @@ func (m *Manager) payload(ctx context.Context, pod *corev1.Pod, v *corev1.Volume
 	case v.DownwardAPI != nil:
 		return downwardPayload(pod, v.DownwardAPI.Items, modeOr(v.DownwardAPI.DefaultMode), m.allocatable(), fsGroup)
 	default:
-		return m.projectedPayload(ctx, pod, v.Projected, src, fsGroup)
+		return m.projectedPayload(ctx, pod, v.Name, v.Projected, src, fsGroup)
 	}
 }
 

@@ -14,6 +14,13 @@
 //     symlinks through ..data), so a reader never sees a half-written set.
 //     Secret and projected volumes live on a tmpfs, never on disk. UpdatePod
 //     rewrites them in place when the objects change. They are read-only.
+//     Projected clusterTrustBundle and podCertificate sources come from the
+//     TrustBundleSource and PodCertificateSource the Sources may implement
+//     (agent/certs): trust anchors as concatenated PEM (an empty file for
+//     an optional source that matches nothing), the credential bundle (key,
+//     then chain), key and chain files, 0600 when the pod has an fsGroup;
+//     a certificate not issued yet fails the setup (ErrCertificatePending)
+//     and the pod's sync retries.
 //   - persistentVolumeClaim: the claim's bound volume (Config.Claims reads
 //     both): a hostPath volume as above (a local-path volume of
 //     agent/localpath inside this node's storage dir is created mode 0777

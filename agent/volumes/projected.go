@@ -10,11 +10,11 @@ import (
 
 // projectedPayload merges the payloads of every source of a projected
 // volume, each file getting the volume's defaultMode unless an item sets one.
-func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, p *corev1.ProjectedVolumeSource, src Sources, fsGroup *int64) (map[string]FileProjection, error) {
+func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, volume string, p *corev1.ProjectedVolumeSource, src Sources, fsGroup *int64) (map[string]FileProjection, error) {
 	defMode := modeOr(p.DefaultMode)
 	payload := map[string]FileProjection{}
 	for i := range p.Sources {
-		part, err := m.projectedSource(ctx, pod, &p.Sources[i], defMode, src, fsGroup)
+		part, err := m.projectedSource(ctx, pod, sourceRef{volume, i}, &p.Sources[i], defMode, src, fsGroup)
 		if err != nil {
 			return nil, fmt.Errorf("projected source %d: %w", i, err)
 		}
@@ -25,7 +25,13 @@ func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, p *core
 	return payload, nil
 }
 
-func (m *Manager) projectedSource(ctx context.Context, pod *corev1.Pod, s *corev1.VolumeProjection, defMode int32, src Sources, fsGroup *int64) (map[string]FileProjection, error) {
+// sourceRef names one source of a projected volume.
+type sourceRef struct {
+	volume string
+	index  int
+}
+
+func (m *Manager) projectedSource(ctx context.Context, pod *corev1.Pod, ref sourceRef, s *corev1.VolumeProjection, defMode int32, src Sources, fsGroup *int64) (map[string]FileProjection, error) {
 	switch {
 	case s.ConfigMap != nil:
 		return configMapPayload(ctx, pod, &corev1.ConfigMapVolumeSource{LocalObjectReference: s.ConfigMap.LocalObjectReference,
@@ -38,9 +44,9 @@ func (m *Manager) projectedSource(ctx context.Context, pod *corev1.Pod, s *corev
 	case s.ServiceAccountToken != nil:
 		return tokenPayload(ctx, pod, s.ServiceAccountToken, defMode, src, fsGroup)
 	case s.ClusterTrustBundle != nil:
-		return nil, fmt.Errorf("%w: projected clusterTrustBundle", ErrUnsupported)
+		return trustBundlePayload(ctx, s.ClusterTrustBundle, certMode(defMode, fsGroup), src, fsGroup)
 	case s.PodCertificate != nil:
-		return nil, fmt.Errorf("%w: projected podCertificate", ErrUnsupported)
+		return podCertificatePayload(ctx, pod, ref, s.PodCertificate, certMode(defMode, fsGroup), src, fsGroup)
 	}
 	return nil, fmt.Errorf("%w: empty projection", ErrUnsupported)
 }

@@ -29,6 +29,8 @@ type requestInfo struct {
 	// as upstream's RequestInfo does (RBAC resourceNames then cover
 	// single-object informers).
 	selectedName string
+	// fieldSelector is a list's or watch's fieldSelector parameter.
+	fieldSelector string
 	// extraParts is set when the path has more segments than
 	// resource/name/subresource: such paths are not served.
 	extraParts bool
@@ -100,6 +102,7 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	info.Verb = refineVerb(info, r, watchPath)
 	if info.Name == "" && (info.Verb == "list" || info.Verb == "watch") {
 		info.selectedName = selectedName(r)
+		info.fieldSelector = r.URL.Query().Get("fieldSelector")
 	}
 	return info
 }
@@ -166,6 +169,6 @@ func (i *requestInfo) attributes(u *auth.User) auth.Attributes {
 	return auth.Attributes{
 		User: u, Verb: i.Verb, Namespace: i.Namespace, APIGroup: i.APIGroup,
 		Resource: i.Resource, Subresource: i.Subresource, Name: name,
-		Path: i.Path, IsResource: true,
+		Path: i.Path, IsResource: true, FieldSelector: i.fieldSelector,
 	}
 }

@@ -28,6 +28,9 @@ type Attributes struct {
 	Name        string
 	Path        string // for non-resource requests (e.g. /healthz, /version)
 	IsResource  bool
+	// FieldSelector is a list's or watch's fieldSelector parameter, as
+	// sent (upstream's authorization sees the parsed requirements).
+	FieldSelector string
 }
 
 // Authenticator tells who sent a request. ok=false with a nil error means no

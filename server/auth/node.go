@@ -74,6 +74,8 @@ func (r *nodeRule) decide(ctx context.Context, a Attributes) (Decision, string, 
 		return r.leases(node, a)
 	case "/events", "events.k8s.io/events":
 		return events(node, a)
+	case "certificates.k8s.io/podcertificaterequests":
+		return podCertificateRequests(node, a)
 	}
 	return nodeExtras(node, a)
 }
@@ -87,6 +89,7 @@ var nodeExtraRules = map[string][]string{
 	"authorization.k8s.io/subjectaccessreviews":      {"create"},
 	"authorization.k8s.io/localsubjectaccessreviews": {"create"},
 	"certificates.k8s.io/certificatesigningrequests": {"create", "get", "list", "watch"},
+	"certificates.k8s.io/clustertrustbundles":        readVerbs, // clusterTrustBundle projections
 	"node.k8s.io/runtimeclasses":                     readVerbs,
 	"storage.k8s.io/csidrivers":                      readVerbs,
 	"storage.k8s.io/storageclasses":                  readVerbs,

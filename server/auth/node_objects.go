@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // nodes: read all; create (the name in the body is not visible here); get,
@@ -127,4 +129,25 @@ func (r *nodeRule) volumes(ctx context.Context, node string, a Attributes) (Deci
 		return Deny, fmt.Sprintf("node %q can only update persistentvolumes labelled %s=%s", node, VolumeNodeLabel, node), nil
 	}
 	return Allow, "the volume's data lives on node " + node, nil
+}
+
+// podCertificateRequests: a node may create requests (NodeRestriction
+// admission checks what for) and list or watch those whose spec.nodeName
+// is itself; nothing else, the status least of all (that is the
+// signer's). Like upstream, what is not allowed gets no opinion.
+func podCertificateRequests(node string, a Attributes) (Decision, string, error) {
+	switch {
+	case a.Subresource != "":
+		return NoOpinion, "nodes may not access the status subresource of PodCertificateRequests", nil
+	case a.Verb == "create":
+		return Allow, "nodes may request pod certificates (checked by admission)", nil
+	case a.Verb == "list" || a.Verb == "watch":
+		if sel, err := fields.ParseSelector(a.FieldSelector); err == nil {
+			if v, ok := sel.RequiresExactMatch("spec.nodeName"); ok && v == node {
+				return Allow, "nodes may read their own podcertificaterequests", nil
+			}
+		}
+		return NoOpinion, "can only list/watch podcertificaterequests with nodeName field selector", nil
+	}
+	return NoOpinion, fmt.Sprintf("nodes may not %s podcertificaterequests", a.Verb), nil
 }

@@ -213,3 +213,32 @@ func TestGraphNotReady(t *testing.T) {
 		t.Fatalf("synced graph: found=%v err=%v", found, err)
 	}
 }
+
+// TestNodeRuleTrust: nodes read ClusterTrustBundles, create
+// PodCertificateRequests (admission checks them) and list or watch only
+// their own; status and other verbs get no opinion, as upstream.
+func TestNodeRuleTrust(t *testing.T) {
+	r := NodeRule(fakeGraph{})
+	sel := func(a Attributes, fs string) Attributes { a.FieldSelector = fs; return a }
+	const g = "certificates.k8s.io"
+	for _, c := range []struct {
+		name string
+		a    Attributes
+		want Decision
+	}{
+		{"list bundles", res("list", g, "clustertrustbundles", "", "", ""), Allow},
+		{"get bundle", res("get", g, "clustertrustbundles", "", "", "b"), Allow},
+		{"create bundle", res("create", g, "clustertrustbundles", "", "", ""), NoOpinion},
+		{"create request", res("create", g, "podcertificaterequests", "", "ns", ""), Allow},
+		{"watch own requests", sel(res("watch", g, "podcertificaterequests", "", "", ""), "spec.nodeName=n1"), Allow},
+		{"list own requests with more terms", sel(res("list", g, "podcertificaterequests", "", "", ""), "spec.nodeName=n1,spec.signerName=a/b"), Allow},
+		{"list every request", res("list", g, "podcertificaterequests", "", "", ""), NoOpinion},
+		{"list another node's", sel(res("list", g, "podcertificaterequests", "", "", ""), "spec.nodeName=n2"), NoOpinion},
+		{"update status", res("update", g, "podcertificaterequests", "status", "ns", "r"), NoOpinion},
+		{"delete request", res("delete", g, "podcertificaterequests", "", "ns", "r"), NoOpinion},
+	} {
+		if d, reason, err := r(context.Background(), c.a); d != c.want || err != nil {
+			t.Errorf("%s: %v (%s, %v), want %v", c.name, d, reason, err, c.want)
+		}
+	}
+}

@@ -136,6 +136,8 @@ func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorLis
 		if vs.PersistentVolumeClaim.ClaimName == "" {
 			errs = append(errs, field.Required(p.Child("persistentVolumeClaim", "claimName"), ""))
 		}
+	case vs.Projected != nil:
+		errs = append(errs, validateProjected(vs.Projected, p.Child("projected"))...)
 	case vs.EmptyDir != nil:
 		if l := vs.EmptyDir.SizeLimit; l != nil && l.Sign() < 0 {
 			errs = append(errs, field.Invalid(p.Child("emptyDir", "sizeLimit"), l.String(), "SizeLimit field must be a valid resource quantity"))

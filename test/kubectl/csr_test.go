@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,53 @@ func waitOutput(t *testing.T, k *kc, want string, args ...string) {
 			t.Fatalf("kubectl %v never showed %q:\n%s", args, want, out)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// caPEMIndented is a self-signed CA certificate, indented for a YAML
+// block scalar.
+func caPEMIndented(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubectl-ca"}, IsCA: true,
+		BasicConstraintsValid: true, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := strings.TrimSpace(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	return "    " + strings.ReplaceAll(p, "\n", "\n    ")
+}
+
+// testTrustBundles: apply a ClusterTrustBundle with a signer, `kubectl
+// get clustertrustbundles` shows its SIGNERNAME column, the field
+// selector finds it, and a bundle named against its signer is refused.
+func testTrustBundles(t *testing.T, k *kc) {
+	suffix := strings.TrimPrefix(k.newNamespace(t), "kubectl-")
+	name := "kubectl.example:" + suffix + ":one"
+	manifest := func(name string) string {
+		return `apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata:
+  name: ` + name + `
+spec:
+  signerName: kubectl.example/` + suffix + `
+  trustBundle: |
+` + caPEMIndented(t) + "\n"
+	}
+	contains(t, "apply", k.stdin(t, manifest(name), "apply", "-f", "-"), "clustertrustbundle.certificates.k8s.io/"+name+" created")
+	t.Cleanup(func() { _, _, _ = k.run(t, "delete", "clustertrustbundle", name) })
+	contains(t, "get", k.ok(t, "get", "clustertrustbundles", name), "NAME", "SIGNERNAME", name, "kubectl.example/"+suffix)
+	contains(t, "field selector", k.ok(t, "get", "clustertrustbundles", "--field-selector",
+		"spec.signerName=kubectl.example/"+suffix, "-o", "name"), "clustertrustbundle.certificates.k8s.io/"+name)
+	if out := k.ok(t, "get", "podcertificaterequests", "-A", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Fatalf("pod certificate requests: %q", out)
+	}
+	out, err := k.stdinErr(t, manifest("wrong-"+suffix), "apply", "-f", "-")
+	if err == nil || !strings.Contains(out, "must be named with prefix kubectl.example:"+suffix+":") {
+		t.Fatalf("misnamed bundle: %v %s", err, out)
 	}
 }

@@ -43,6 +43,7 @@ func TestKubectl(t *testing.T) {
 		{"CustomResourceDefinitions", testCRD},
 		{"ServerSideApply", testServerSideApply},
 		{"CertificateSigningRequests", testCSR},
+		{"ClusterTrustBundles", testTrustBundles},
 		{"PriorityAndFairnessServiceCIDRsMigrations", testNewAPIs},
 	}
 	t.Run("group", func(t *testing.T) {

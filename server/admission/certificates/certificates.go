@@ -101,12 +101,22 @@ func (SubjectRestriction) Validate(_ context.Context, a *admission.Attributes) e
 	return nil
 }
 
-// allowedFor checks verb on signers/<signer> or signers/<domain>/*.
+// allowedFor checks verb on the request's signer (signers/<signer> or
+// signers/<domain>/*).
 func allowedFor(ctx context.Context, authz auth.Authorizer, u *auth.User, verb string, c *certificatesv1.CertificateSigningRequest) error {
-	signer := c.Spec.SignerName
 	if u == nil {
 		return apierrors.NewForbidden(csrResource, c.Name, fmt.Errorf("no user"))
 	}
+	if !SignerAllowed(ctx, authz, u, verb, c.Spec.SignerName) {
+		return apierrors.NewForbidden(csrResource, c.Name, fmt.Errorf("user not permitted to %s requests with signerName %q", verb, c.Spec.SignerName))
+	}
+	return nil
+}
+
+// SignerAllowed is upstream's IsAuthorizedForSignerName: verb on
+// certificates.k8s.io signers named <signer>, or <domain>/* for the
+// signer's domain.
+func SignerAllowed(ctx context.Context, authz auth.Authorizer, u *auth.User, verb, signer string) bool {
 	names := []string{signer}
 	if domain, _, ok := strings.Cut(signer, "/"); ok {
 		names = append(names, domain+"/*")
@@ -115,8 +125,8 @@ func allowedFor(ctx context.Context, authz auth.Authorizer, u *auth.User, verb s
 		ok, _, err := authz.Authorize(ctx, auth.Attributes{User: u, Verb: verb, APIGroup: certificatesv1.GroupName,
 			Resource: "signers", Name: n, IsResource: true})
 		if err == nil && ok {
-			return nil
+			return true
 		}
 	}
-	return apierrors.NewForbidden(csrResource, c.Name, fmt.Errorf("user not permitted to %s requests with signerName %q", verb, signer))
+	return false
 }

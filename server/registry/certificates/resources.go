@@ -31,7 +31,11 @@ func csrOf(o runtime.Object) *certificatesv1.CertificateSigningRequest {
 }
 
 func resources(registry.Config) []*registry.Resource {
-	return registry.BuildAll(registry.Def{GroupVersion: certificatesv1.SchemeGroupVersion, Resource: "certificatesigningrequests",
+	return registry.BuildAll(csrs(), clusterTrustBundles(), podCertificateRequests())
+}
+
+func csrs() registry.Def {
+	return registry.Def{GroupVersion: certificatesv1.SchemeGroupVersion, Resource: "certificatesigningrequests",
 		Kind: "CertificateSigningRequest", ShortNames: []string{"csr"}, HasStatus: true,
 		New:          registry.NewObjects[certificatesv1.CertificateSigningRequest](),
 		NewList:      registry.NewObjects[certificatesv1.CertificateSigningRequestList](),
@@ -57,7 +61,7 @@ func resources(registry.Config) []*registry.Resource {
 				registry.Col("Condition", "string", 0, "The state of the request"),
 			},
 			Row: row,
-		}})
+		}}
 }
 
 // prepareCreate writes the requester's identity into the spec and clears

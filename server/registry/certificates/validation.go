@@ -11,6 +11,8 @@ import (
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orch/orch/server/registry"
 )
 
 // knownUsages are the key usages a request may ask for (upstream's list).
@@ -56,7 +58,7 @@ func validateObject(c *certificatesv1.CertificateSigningRequest, opts options) f
 	if c.Spec.SignerName == certificatesv1beta1.LegacyUnknownSignerName && !opts.legacySigner {
 		errs = append(errs, field.Invalid(spec.Child("signerName"), c.Spec.SignerName, "the legacy signerName is not allowed via this API version"))
 	} else {
-		errs = append(errs, validateSignerName(c.Spec.SignerName, spec.Child("signerName"))...)
+		errs = append(errs, registry.ValidateSignerName(c.Spec.SignerName, spec.Child("signerName"))...)
 	}
 	if s := c.Spec.ExpirationSeconds; s != nil && *s < 600 {
 		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)"))

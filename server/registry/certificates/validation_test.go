@@ -14,6 +14,8 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/orch/orch/server/registry"
 )
 
 func request(t *testing.T) []byte {
@@ -123,7 +125,7 @@ func TestValidateSignerName(t *testing.T) {
 		long + "x.com/x":                      "validating label",
 		long + "." + long + "." + long + "." + long + "/x": "Too long",
 	} {
-		errs := validateSignerName(name, nil)
+		errs := registry.ValidateSignerName(name, nil)
 		wantErr(t, name, want, errs.ToAggregate(), len(errs))
 	}
 }
