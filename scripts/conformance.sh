@@ -10,6 +10,9 @@
 #
 # A parallel pass of the [Conformance] specs without [Serial]/[Disruptive]
 # is followed by a serial pass of the [Serial] ones (run.sh --serial). The
+# The kit's read-only registry serves the test images on the host's end of
+# the cluster's private bridge during the run, and the agents mirror
+# registry.k8s.io to it, so specs that pull with imagePullPolicy Always pass.
 # JUnit/JSON reports and summary land in $CACHE/runs/<date>-<N>n; the
 # markdown table for docs/conformance.md is printed at the end (and kept
 # as table.md there). The cluster is removed afterwards unless --keep.
@@ -18,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KIT=$ROOT/tools/conformance
 CACHE=${ORCH_CONFORMANCE_CACHE:-$HOME/.cache/orch-conformance}
-NODES=${CONFORMANCE_NODES:-1} FOCUS="" SERIAL=1 KEEP=0 EXTRA=()
+NODES=${CONFORMANCE_NODES:-1} FOCUS="" SERIAL=1 KEEP=0 EXTRA=() REGISTRY_PORT=15000
 die() { echo "conformance: $*" >&2; exit 2; }
 log() { echo "[conformance $(date +%H:%M:%S)] $*" >&2; }
 while [ $# -gt 0 ]; do
@@ -69,8 +72,11 @@ main() {
 	build
 	trap cleanup EXIT
 	log "starting a $NODES-node cluster ($ID)"
-	eval "$("$ROOT/scripts/testcluster.sh" up --name "$ID" --nodes "$NODES" --backend vxlan --binary "$ORCH")"
-	local args=(-k "$KUBECONFIG" -o "$OUT" -p "${CONFORMANCE_PROCS:-4}") i
+	# The agents pull registry.k8s.io from the kit's read-only registry on the
+	# host's end of the private bridge (specs with imagePullPolicy Always).
+	eval "$("$ROOT/scripts/testcluster.sh" up --name "$ID" --nodes "$NODES" --backend vxlan --binary "$ORCH" \
+		--registry-port "$REGISTRY_PORT")"
+	local args=(-k "$KUBECONFIG" -o "$OUT" -p "${CONFORMANCE_PROCS:-4}" --registry "$BRIDGE_IP:$REGISTRY_PORT") i
 	for i in $(seq 1 "$NODES"); do args+=(-i "$DIR/n$i/agent/images"); done
 	((SERIAL)) && args+=(--serial)
 	[ -z "$FOCUS" ] || args+=(-f "$FOCUS")

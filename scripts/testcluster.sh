@@ -7,6 +7,7 @@
 #
 #   scripts/testcluster.sh up   --name ID [--nodes 3] [--subnet K] [--backend vxlan|host-gw]
 #                               [--binary orch] [--image busybox.tar]... [--cluster-cidr 10.42.0.0/16]
+#                               [--registry-port P]   # agents pull registry.k8s.io from http://<bridge IP>:P
 #   scripts/testcluster.sh stop-node --name ID --node I   # kill node I's orch processes and containers
 #   scripts/testcluster.sh down --name ID                 # remove everything; idempotent
 #
@@ -30,7 +31,7 @@ die() { echo "testcluster: $*" >&2; exit 1; }
 cmd=${1:-}
 [ -n "$cmd" ] || die "usage: $0 up|down|stop-node --name ID ..."
 shift
-ID="" NODES=3 SUBNET="" BACKEND=vxlan BIN="" CLUSTER_CIDR=10.42.0.0/16 NODE="" IMAGES=()
+ID="" NODES=3 SUBNET="" BACKEND=vxlan BIN="" CLUSTER_CIDR=10.42.0.0/16 NODE="" IMAGES=() REGISTRY_PORT=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--name) ID=$2; shift 2 ;;
@@ -41,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--image) IMAGES+=("$2"); shift 2 ;;
 	--cluster-cidr) CLUSTER_CIDR=$2; shift 2 ;;
 	--node) NODE=$2; shift 2 ;;
+	--registry-port) REGISTRY_PORT=$2; shift 2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -95,6 +97,14 @@ agent_args() {
 		--eviction-hard 'nodefs.available<1%,imagefs.available<1%'
 }
 
+# registries is the agents' registries.yaml: empty, or with --registry-port
+# a mirror of registry.k8s.io on the host's end of the private bridge (a
+# registry the caller runs there, such as the conformance kit's).
+registries() {
+	[ -n "$REGISTRY_PORT" ] || return 0
+	printf 'mirrors:\n  registry.k8s.io:\n    endpoint:\n      - "http://10.199.%s.1:%s"\n' "$SUBNET" "$REGISTRY_PORT"
+}
+
 # wait_tcp HOST PORT SECONDS waits until a TCP connect succeeds.
 wait_tcp() {
 	local n=0
@@ -111,10 +121,10 @@ up() {
 	mkdir -p "$DIR/logs" "$DIR/pids" "$RUN"
 	chmod 0700 "$DIR"
 	: >"$DIR/config.yaml"
-	: >"$DIR/registries.yaml"
 	echo "$NODES" >"$DIR/nodes"
 	[ -n "$SUBNET" ] || SUBNET=$(free_subnet)
 	echo "$SUBNET" >"$DIR/subnet"
+	registries >"$DIR/registries.yaml"
 	ip link add "$BR" type bridge
 	ip addr add "10.199.$SUBNET.1/24" dev "$BR"
 	ip link set "$BR" up
@@ -162,6 +172,7 @@ up() {
 	echo "SERVER=https://$(node_ip 1):6443"
 	echo "KUBECONFIG=$DIR/admin.yaml"
 	echo "SUBNET=$SUBNET"
+	echo "BRIDGE_IP=10.199.$SUBNET.1"
 	for i in $(seq 1 "$NODES"); do
 		echo "NODE_${i}_NAME=$(node_name "$i")"
 		echo "NODE_${i}_IP=$(node_ip "$i")"
