@@ -44,6 +44,7 @@ type Attributes struct {
 
 	mu       sync.Mutex
 	warnings []string
+	reinvoke reinvocation
 }
 
 // AddWarning records a warning for the client (a Warning header).
@@ -104,7 +105,8 @@ func NewChain(plugins ...any) (*Chain, error) {
 	return c, nil
 }
 
-// Admit runs every mutating plug-in that handles the operation. A nil
+// Admit runs every mutating plug-in that handles the operation, then the
+// Reinvocable ones once more if one of them changed the object. A nil
 // chain admits everything.
 func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
 	if c == nil {
@@ -118,7 +120,7 @@ func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
 			return asStatus(m, a, err)
 		}
 	}
-	return nil
+	return c.reinvoke(ctx, a)
 }
 
 // Validate runs every validating plug-in that handles the operation.

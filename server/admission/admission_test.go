@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,5 +103,49 @@ func TestChainErrors(t *testing.T) {
 	var nilChain *Chain
 	if err := nilChain.Admit(context.Background(), &Attributes{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// reinvocable asks for a second run on its first call when change is set.
+type reinvocable struct {
+	*plugin
+	change bool
+}
+
+func (r reinvocable) Reinvocable() {}
+func (r reinvocable) Admit(ctx context.Context, a *Attributes) error {
+	if a.IsReinvoke() {
+		*r.log = append(*r.log, "again:"+r.name)
+		return nil
+	}
+	if r.change {
+		a.SetShouldReinvoke()
+	}
+	return r.plugin.Admit(ctx, a)
+}
+
+func TestChainReinvocation(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change bool
+		want   []string
+	}{
+		{"no change: one run", false, []string{"admit:x", "admit:plain", "admit:y"}},
+		{"a change: the reinvocable run again", true, []string{"admit:x", "admit:plain", "admit:y", "again:x", "again:y"}},
+	} {
+		var log []string
+		x := reinvocable{&plugin{name: "x", ops: []Operation{Create}, log: &log}, false}
+		plain := &plugin{name: "plain", ops: []Operation{Create}, log: &log}
+		y := reinvocable{&plugin{name: "y", ops: []Operation{Create}, log: &log}, c.change}
+		ch, err := NewChain(x, plain, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.Admit(context.Background(), &Attributes{Operation: Create}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(log, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, log, c.want)
+		}
 	}
 }

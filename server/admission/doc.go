@@ -8,8 +8,14 @@
 //
 // Upstream's order, which orch's wiring follows: ServiceAccount,
 // LimitRanger, DefaultStorageClass, Priority, DefaultTolerationSeconds,
-// ResourceQuota, then mutating webhooks, schema validation, validating
-// webhooks and ValidatingAdmissionPolicies.
+// ResourceQuota, then MutatingAdmissionPolicies and mutating webhooks,
+// schema validation, ValidatingAdmissionPolicies and validating webhooks.
+//
+// Reinvocation: mutators that are Reinvocable (the webhook and policy
+// plug-ins) run once more when one of them changed the object
+// (Attributes.SetShouldReinvoke), and then call again only their
+// webhooks or policies with reinvocationPolicy IfNeeded, as upstream's
+// reinvocation handler does.
 //
 // A plug-in rejects a request by returning an error; an
 // apimachinery APIStatus error (apierrors.NewForbidden, NewInvalid, …) is

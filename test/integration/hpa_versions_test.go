@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strings"
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/test/testutil"
@@ -65,4 +67,27 @@ func testHPAVersions(t *testing.T, s *testutil.Server) {
 	_, err = v1c.Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "bad"},
 		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv1.CrossVersionObjectReference(ref)}}, metav1.CreateOptions{})
 	wantField(t, err, "spec.maxReplicas")
+	testHPAApplyAcrossVersions(t, s, ns)
+}
+
+// testHPAApplyAcrossVersions: server-side apply through v2 on an object
+// written through v1, then through v1 by another manager: the managed
+// fields of both versions are compared (a conflict on maxReplicas).
+func testHPAApplyAcrossVersions(t *testing.T, s *testutil.Server, ns string) {
+	ctx := ctxT(t)
+	v2 := `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"one"},` +
+		`"spec":{"maxReplicas":5,"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`
+	h, err := s.Clientset.AutoscalingV2().HorizontalPodAutoscalers(ns).Patch(ctx, "one", types.ApplyPatchType, []byte(v2),
+		metav1.PatchOptions{FieldManager: "v2-applier", Force: ptr.To(true)})
+	must(t, err, "apply through v2")
+	if h.Spec.MaxReplicas != 5 {
+		t.Fatalf("applied: %+v", h.Spec)
+	}
+	v1 := `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"one"},` +
+		`"spec":{"maxReplicas":6,"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`
+	_, err = s.Clientset.AutoscalingV1().HorizontalPodAutoscalers(ns).Patch(ctx, "one", types.ApplyPatchType, []byte(v1),
+		metav1.PatchOptions{FieldManager: "v1-applier"})
+	if st := statusOf(err); st == nil || st.Code != 409 || !strings.Contains(st.Message, `conflict with "v2-applier": .spec.maxReplicas`) {
+		t.Fatalf("apply through v1: %v", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/test/testutil"
 )
@@ -82,4 +83,45 @@ func createMutatingPolicy(t *testing.T, s *testutil.Server, p *admissionregistra
 			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: nsSelector(ns)}}}, metav1.CreateOptions{})
 	must(t, err, "create binding %s", p.Name)
 	t.Cleanup(func() { _ = bindings.Delete(ctxT(t), p.Name, metav1.DeleteOptions{}) })
+}
+
+func init() {
+	register("MutatingAdmissionPolicyAndWebhook", testMutatingPolicyAndWebhook)
+}
+
+// testMutatingPolicyAndWebhook: a policy with reinvocationPolicy IfNeeded
+// runs before the mutating webhooks; when a webhook then changes the
+// object, the chain runs the policy again (upstream's reinvocation across
+// plug-ins), so it sees the webhook's label.
+func testMutatingPolicyAndWebhook(t *testing.T, s *testutil.Server) {
+	ctx := ctxT(t)
+	ns := newNamespace(t, s.Clientset)
+	createMutatingPolicy(t, s, mutatingPolicy("it-map-saw-b-"+ns, admissionregistrationv1.Mutation{
+		PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+		ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: {
+			"saw-b": ("b" in object.metadata.labels) ? "yes" : "no"}}}`}}), ns)
+	hs := newWebhookServer(t, "b."+ns+".svc")
+	cfgs := s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	name := "it-b-" + ns
+	_, err := cfgs.Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "b.orch.test",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: hs.url("/mutate-b"), CABundle: hs.caPEM},
+			Rules:        configMapRule(), NamespaceSelector: nsSelector(ns),
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"}}}}, metav1.CreateOptions{})
+	must(t, err, "webhook configuration")
+	t.Cleanup(func() { _ = cfgs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	cms := s.Clientset.CoreV1().ConfigMaps(ns)
+	waitFor(t, "the policy to see the webhook's label", func() error {
+		c := cm(ns, "", nil)
+		c.GenerateName, c.Labels = "m-", map[string]string{"app": "x"}
+		got, err := cms.Create(ctx, c, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		_ = cms.Delete(ctx, got.Name, metav1.DeleteOptions{})
+		if got.Labels["b"] != "set" || got.Labels["saw-b"] != "yes" {
+			return fmt.Errorf("labels %v", got.Labels)
+		}
+		return nil
+	})
 }

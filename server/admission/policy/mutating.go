@@ -66,9 +66,14 @@ func (p *Mutating) Name() string { return mutating.PluginName }
 // DELETE.
 func (p *Mutating) Handles(op admission.Operation) bool { return op != admission.Delete }
 
-// Admit applies the mutations of the policies bound to the request, then
-// once more those with reinvocationPolicy IfNeeded when a later policy
-// changed the object, as upstream's reinvocation does.
+// Reinvocable implements admission.Reinvocable.
+func (p *Mutating) Reinvocable() {}
+
+// Admit applies the mutations of the policies bound to the request. A
+// policy that changes the object asks the chain for a second run, in
+// which the policies with reinvocationPolicy IfNeeded run again if the
+// object changed since they last did. Both runs share one upstream
+// attributes record, which holds upstream's reinvocation state.
 func (p *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	if a.Object == nil {
 		return nil
@@ -80,16 +85,22 @@ func (p *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	case <-time.After(startTimeout):
 		return apierrors.NewServiceUnavailable("MutatingAdmissionPolicy is not yet ready to handle the request")
 	}
-	attrs := upstream.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource, a.Subresource,
-		upstream.Operation(a.Operation), a.Options, a.DryRun, celcond.UserInfo(a.User))
+	attrs, ok := a.ReinvocationValue(mutating.PluginName).(upstream.Attributes)
+	if !ok {
+		attrs = upstream.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource, a.Subresource,
+			upstream.Operation(a.Operation), a.Options, a.DryRun, celcond.UserInfo(a.User))
+		a.SetReinvocationValue(mutating.PluginName, attrs)
+	}
+	rc := attrs.GetReinvocationContext()
+	if a.IsReinvoke() {
+		rc.SetIsReinvoke()
+	}
 	ctx = warning.WithWarningRecorder(ctx, recorder{a})
-	mp := p.mp.Load()
-	if err := mp.Admit(ctx, attrs, p.objs); err != nil {
+	if err := p.mp.Load().Admit(ctx, attrs, p.objs); err != nil {
 		return err
 	}
-	if rc := attrs.GetReinvocationContext(); rc.ShouldReinvoke() {
-		rc.SetIsReinvoke()
-		return mp.Admit(ctx, attrs, p.objs)
+	if rc.ShouldReinvoke() {
+		a.SetShouldReinvoke()
 	}
 	return nil
 }

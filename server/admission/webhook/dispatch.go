@@ -63,6 +63,9 @@ func (d *Dispatcher) Validating() admission.Validator { return validating{d} }
 
 type mutating struct{ d *Dispatcher }
 
+// Reinvocable implements admission.Reinvocable.
+func (mutating) Reinvocable() {}
+
 func (mutating) Name() string                     { return "MutatingAdmissionWebhook" }
 func (mutating) Handles(admission.Operation) bool { return true }
 func (m mutating) Admit(ctx context.Context, a *admission.Attributes) error {
@@ -163,18 +166,25 @@ func (d *Dispatcher) matcher(h hook) matchconditions.Matcher {
 	return m
 }
 
-// mutate calls the matching mutating webhooks in order, then once more
-// those with reinvocationPolicy IfNeeded that ran before a later webhook
-// changed the object, as upstream does.
+// mutate calls the matching mutating webhooks in order, as upstream's
+// dispatcher: a webhook that changes the object asks the chain for a
+// second run, in which only the webhooks with reinvocationPolicy IfNeeded
+// that ran before a change are called again.
 func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error {
 	if exempt(a) || a.Object == nil {
 		return nil
 	}
-	var called []hook
-	lastChange := -1
+	rc := reinvocationOf(a)
+	if a.IsReinvoke() && rc.outputChanged(a.Object) {
+		rc.requireReinvoking() // a policy changed the object since
+	}
+	defer func() { rc.setOutput(a.Object) }()
 	for _, cfg := range d.src.get().Mutating() {
 		for _, w := range cfg.Webhooks {
 			h := mutatingHook(cfg, &w)
+			if a.IsReinvoke() && !rc.reinvoke.Has(h.key) {
+				continue
+			}
 			ok, err := d.matches(ctx, h, a)
 			if err != nil {
 				return err
@@ -186,16 +196,12 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 			if err != nil {
 				return err
 			}
-			called = append(called, h)
 			if changed {
-				lastChange = len(called) - 1
+				rc.requireReinvoking()
+				a.SetShouldReinvoke()
 			}
-		}
-	}
-	for i := 0; i < lastChange; i++ {
-		if h := called[i]; h.reinvoke {
-			if _, err := d.callMutating(ctx, h, a); err != nil {
-				return err
+			if h.reinvoke {
+				rc.invoked.Insert(h.key)
 			}
 		}
 	}

@@ -22,7 +22,10 @@ func Group() registry.Group {
 		if err := autoscalingv2.AddToScheme(s); err != nil {
 			return err
 		}
-		return autoscalingv1.AddToScheme(s)
+		if err := autoscalingv1.AddToScheme(s); err != nil {
+			return err
+		}
+		return addConversions(s)
 	}}
 }
 

@@ -6,6 +6,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -51,6 +52,24 @@ func v1Def(v2 registry.Def) registry.Def {
 			Columns:        v2.Hooks.Columns,
 			Row:            func(o runtime.Object) []interface{} { return v2.Hooks.Row(asV2(o)) },
 		}}
+}
+
+// addConversions registers ToV1 and ToV2 with the scheme (server-side
+// apply converts managed fields between the versions through it).
+func addConversions(s *runtime.Scheme) error {
+	err := s.AddConversionFunc((*autoscalingv2.HorizontalPodAutoscaler)(nil), (*autoscalingv1.HorizontalPodAutoscaler)(nil),
+		func(a, b interface{}, _ conversion.Scope) error {
+			*b.(*autoscalingv1.HorizontalPodAutoscaler) = *ToV1(a.(*autoscalingv2.HorizontalPodAutoscaler))
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return s.AddConversionFunc((*autoscalingv1.HorizontalPodAutoscaler)(nil), (*autoscalingv2.HorizontalPodAutoscaler)(nil),
+		func(a, b interface{}, _ conversion.Scope) error {
+			*b.(*autoscalingv2.HorizontalPodAutoscaler) = *ToV2(a.(*autoscalingv1.HorizontalPodAutoscaler))
+			return nil
+		})
 }
 
 // ToV1 converts a v2 HorizontalPodAutoscaler to v1 as upstream does: the
