@@ -154,6 +154,7 @@ func minPositive(a, b time.Duration) time.Duration {
 	return a
 }
 
+// allContainers are the pod's init, app and ephemeral containers.
 func allContainers(pod *corev1.Pod) []*corev1.Container {
 	var out []*corev1.Container
 	for i := range pod.Spec.InitContainers {
@@ -161,6 +162,16 @@ func allContainers(pod *corev1.Pod) []*corev1.Container {
 	}
 	for i := range pod.Spec.Containers {
 		out = append(out, &pod.Spec.Containers[i])
+	}
+	return append(out, ephemeralContainers(pod)...)
+}
+
+// ephemeralContainers are the pod's ephemeral containers as containers.
+func ephemeralContainers(pod *corev1.Pod) []*corev1.Container {
+	out := make([]*corev1.Container, 0, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		out = append(out, &c)
 	}
 	return out
 }

@@ -86,21 +86,27 @@ func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s Conta
 // set, as kubelet does for hostNetwork pods (runc refuses a hostname
 // without a private UTS namespace).
 func namespaceOpts(s ContainerSpec) []oci.SpecOpts {
+	var opts []oci.SpecOpts
 	if s.NetnsPath == "" {
-		return []oci.SpecOpts{
+		opts = []oci.SpecOpts{
 			oci.WithHostNamespace(specs.NetworkNamespace),
 			oci.WithHostNamespace(specs.UTSNamespace),
 			oci.WithHostname(""),
 		}
+	} else {
+		hostname := s.Hostname
+		if hostname == "" {
+			hostname = s.PodName
+		}
+		opts = []oci.SpecOpts{
+			oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetnsPath}),
+			oci.WithHostname(hostname),
+		}
 	}
-	hostname := s.Hostname
-	if hostname == "" {
-		hostname = s.PodName
+	if s.PIDNamespacePath != "" {
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: s.PIDNamespacePath}))
 	}
-	return []oci.SpecOpts{
-		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetnsPath}),
-		oci.WithHostname(hostname),
-	}
+	return opts
 }
 
 func specMounts(s ContainerSpec) []specs.Mount {
@@ -126,6 +132,29 @@ func specMounts(s ContainerSpec) []specs.Mount {
 		add(m.HostPath, m.ContainerPath, m.ReadOnly)
 	}
 	return ms
+}
+
+// linuxResources is res as OCI cgroup settings (for a task update); zero
+// fields stay unset.
+func linuxResources(res Resources) *specs.LinuxResources {
+	out := &specs.LinuxResources{CPU: &specs.LinuxCPU{}}
+	if res.CPUShares > 0 {
+		out.CPU.Shares = &res.CPUShares
+	}
+	if res.CPUQuota > 0 {
+		period := res.CPUPeriod
+		if period == 0 {
+			period = 100000
+		}
+		out.CPU.Quota, out.CPU.Period = &res.CPUQuota, &period
+	}
+	if res.MemoryLimit > 0 {
+		out.Memory = &specs.LinuxMemory{Limit: &res.MemoryLimit}
+	}
+	if len(res.Unified) > 0 {
+		out.Unified = res.Unified
+	}
+	return out
 }
 
 func resourceOpts(res Resources) []oci.SpecOpts {
