@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	cgroups "github.com/containerd/cgroups/v3"
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/core/content"
@@ -103,6 +104,11 @@ func namespaceOpts(s ContainerSpec) []oci.SpecOpts {
 			oci.WithHostname(hostname),
 		}
 	}
+	if cgroups.Mode() == cgroups.Unified {
+		// a private cgroup namespace makes /sys/fs/cgroup the container's
+		// own cgroup, as CRI does on cgroup v2 hosts
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.CgroupNamespace}))
+	}
 	if s.PIDNamespacePath != "" {
 		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: s.PIDNamespacePath}))
 	}
@@ -119,6 +125,15 @@ func specMounts(s ContainerSpec) []specs.Mount {
 		ms = append(ms, specs.Mount{Type: "bind", Source: src, Destination: dst,
 			Options: []string{"rbind", "rprivate", mode}})
 	}
+	// The container's own cgroups, read-only unless privileged, as CRI
+	// mounts them (runc binds the container's cgroup on v1; on v2 the
+	// container has its own cgroup namespace, see cgroupnsOpt).
+	cgMode := "ro"
+	if s.Security.Privileged {
+		cgMode = "rw"
+	}
+	ms = append(ms, specs.Mount{Type: "cgroup", Source: "cgroup", Destination: "/sys/fs/cgroup",
+		Options: []string{"nosuid", "noexec", "nodev", "relatime", cgMode}})
 	if s.HostsPath != "" {
 		add(s.HostsPath, "/etc/hosts", false)
 	}

@@ -186,3 +186,41 @@ func TestPodResizeSubresource(t *testing.T) {
 	n.Spec.Containers[0].Resources.Requests = cpuMem("25m", "35Mi")
 	requireErr(t, prepareUpdate(resourceFor(t, "", "pods"), n, old), field.ErrorTypeForbidden, "spec")
 }
+
+// TestPodUpdateGeneration follows the pod generation e2e test: spec
+// changes bump it once, metadata and the client's own value do not, and
+// replaced tolerations keep the default ones (DefaultTolerationSeconds
+// admits updates).
+func TestPodUpdateGeneration(t *testing.T) {
+	r := resourceFor(t, "", "pods")
+	old := createdPod(t, nil)
+	steps := []struct {
+		name string
+		edit func(p *corev1.Pod)
+		bump bool
+	}{
+		{"empty update", func(*corev1.Pod) {}, false},
+		{"tolerations replaced", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "foo", Operator: corev1.TolerationOpEqual, Value: "bar", Effect: corev1.TaintEffectNoSchedule}}
+		}, true},
+		{"image", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:1.27" }, true},
+		{"annotations", func(p *corev1.Pod) { p.Annotations = map[string]string{"k": "v"} }, false},
+		{"client-set generation", func(p *corev1.Pod) { p.Generation = 1 }, false},
+	}
+	for _, s := range steps {
+		n := old.DeepCopy()
+		s.edit(n)
+		requireNoErr(t, prepareUpdate(r, n, old))
+		want := old.Generation
+		if s.bump {
+			want++
+		}
+		if n.Generation != want {
+			t.Fatalf("%s: generation %d, want %d", s.name, n.Generation, want)
+		}
+		old = n
+	}
+	if len(old.Spec.Tolerations) != 3 {
+		t.Fatalf("tolerations after replacing them: %v", old.Spec.Tolerations)
+	}
+}
