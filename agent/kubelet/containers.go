@@ -74,12 +74,17 @@ func (r *runPass) handle(c *corev1.Container, policy corev1.RestartPolicy) {
 			r.after = minPositive(r.after, time.Second)
 			return
 		}
-		if !r.k.resizeContainer(r.ctx, r.pod, r.st, c, *v.latest) {
+		if r.redefine(c, v) {
+			v = r.views[c.Name]
+		} else if !r.k.resizeContainer(r.ctx, r.pod, r.st, c, *v.latest) {
 			r.after = minPositive(r.after, time.Second)
 			return
 		}
 	}
 	d := decide(policy, v, r.k.cfg.Now())
+	if r.st.redefined[c.Name] && v.exited() { // restart at once, whatever the policy (kubelet's containerChanged)
+		d = decision{act: actStart, restartCount: v.latest.RestartCount + 1}
+	}
 	switch d.act {
 	case actWait:
 		l := v.latest
@@ -114,10 +119,27 @@ func (r *runPass) handle(c *corev1.Container, policy corev1.RestartPolicy) {
 			return
 		}
 		delete(r.waits, c.Name)
+		delete(r.st.redefined, c.Name)
 		if list, err := r.k.cfg.Runtime.ListContainers(r.ctx, string(r.pod.UID)); err == nil {
 			r.views[c.Name] = groupContainers(list)[c.Name]
 		}
 	}
+}
+
+// redefine kills the running container v of c when its image is no longer
+// the spec's (a pod update changed it), so this pass starts it again with
+// the new image; it reports whether it did.
+func (r *runPass) redefine(c *corev1.Container, v *containerView) bool {
+	img, ok := r.st.images[c.Name]
+	if !ok || v.latest.Image == "" || v.latest.Image == img.Ref {
+		return false
+	}
+	r.st.redefined[c.Name] = true
+	r.k.killContainer(r.ctx, r.pod, c, *v.latest, r.st.podIP, fmt.Sprintf("Container %s definition changed, will be restarted", c.Name))
+	if list, err := r.k.cfg.Runtime.ListContainers(r.ctx, string(r.pod.UID)); err == nil {
+		r.views[c.Name] = groupContainers(list)[c.Name]
+	}
+	return true
 }
 
 // startContainer creates (unless an earlier pass did) and starts instance

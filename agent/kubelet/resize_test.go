@@ -134,3 +134,28 @@ func TestEphemeralContainer(t *testing.T) {
 		t.Fatalf("after exit: calls %v status %+v phase %s", h.rt.Calls[calls:], p.Status.EphemeralContainerStatuses, p.Status.Phase)
 	}
 }
+
+// TestImageChangeRestarts: a new spec image (a pod update may change it)
+// restarts the running container with that image, even under
+// restartPolicy Never, as kubelet does for a changed container definition.
+func TestImageChangeRestarts(t *testing.T) {
+	h := newHarness(t)
+	h.add(testPod("img", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }))
+	h.sync("img")
+	p := h.pod("img")
+	p.Spec.Containers[0].Image = "busybox:1.37"
+	if _, err := h.client.CoreV1().Pods("default").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.sync("img") // pulls the new image, kills the old container
+	h.sync("img") // starts instance 1
+	spec, ok := h.rt.Spec(runtime.ContainerID("uid-img", "app", 1))
+	if !ok || spec.Image != "docker.io/library/busybox:1.37" {
+		t.Fatalf("restarted container: %v %q (calls %v)", ok, spec.Image, h.rt.Calls)
+	}
+	h.sync("img")
+	p = h.pod("img")
+	if s := p.Status.ContainerStatuses[0]; s.State.Running == nil || s.RestartCount != 1 || p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("status after the image change: %+v phase %s", s, p.Status.Phase)
+	}
+}

@@ -17,7 +17,12 @@ type podState struct {
 	admitted bool
 	podIP    string
 	images   map[string]ImageInfo // by container name
-	pull     map[string]*pullState
+	// pulledFor is the spec image each entry of images was pulled for;
+	// redefined marks running containers killed because their spec image
+	// changed, to be started again whatever the restart policy.
+	pulledFor map[string]string
+	redefined map[string]bool
+	pull      map[string]*pullState
 	// fresh marks images pulled since the container's last start (pull
 	// policy Always pulls again before the next one).
 	fresh map[string]bool
@@ -50,7 +55,7 @@ func (k *Kubelet) state(pod *corev1.Pod) *podState {
 	if st == nil {
 		st = &podState{uid: pod.UID, key: pod.Namespace + "/" + pod.Name, images: map[string]ImageInfo{},
 			pull: map[string]*pullState{}, once: map[string]bool{}, fresh: map[string]bool{}, messages: map[string]string{},
-			applied: map[string]runtime.Resources{}}
+			applied: map[string]runtime.Resources{}, pulledFor: map[string]string{}, redefined: map[string]bool{}}
 		k.pods[pod.UID] = st
 	}
 	k.byKey[st.key] = pod.UID

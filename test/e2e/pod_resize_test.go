@@ -64,7 +64,9 @@ func ephemeralContainer(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
 	k := newKubectl(t, e)
 	createPod(t, cs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debugme"}, Spec: corev1.PodSpec{NodeName: e.node,
 		Containers: []corev1.Container{bbContainer("app", "exec sleep 3601")}}})
-	defer func() { _ = cs.CoreV1().Pods("default").Delete(context.Background(), "debugme", metav1.DeleteOptions{}) }()
+	defer func() {
+		_ = cs.CoreV1().Pods("default").Delete(context.Background(), "debugme", metav1.DeleteOptions{})
+	}()
 	waitPod(t, cs, "debugme", "Ready", podReady)
 	k.must("", "debug", "debugme", "--image=busybox:1.36", "-c", "dbg", "--target=app", "--", "sh", "-c", "echo polo; exec sleep 3602")
 	p := waitPod(t, cs, "debugme", "with a running ephemeral container", func(p *corev1.Pod) bool {
