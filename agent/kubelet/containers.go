@@ -27,7 +27,7 @@ func (k *Kubelet) runContainers(ctx context.Context, pod *corev1.Pod, st *podSta
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if qos.IsRestartableInit(c) {
-			r.handle(c, true)
+			r.handle(c, containerPolicy(pod, c, true))
 			if !views[c.Name].running() {
 				return r.waits, r.after
 			}
@@ -39,11 +39,14 @@ func (k *Kubelet) runContainers(ctx context.Context, pod *corev1.Pod, st *podSta
 		if v := views[c.Name]; v.exited() && pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
 			return r.waits, r.after // failed for good: the pod fails
 		}
-		r.handle(c, true)
+		r.handle(c, containerPolicy(pod, c, true))
 		return r.waits, r.after
 	}
 	for i := range pod.Spec.Containers {
-		r.handle(&pod.Spec.Containers[i], false)
+		r.handle(&pod.Spec.Containers[i], containerPolicy(pod, &pod.Spec.Containers[i], false))
+	}
+	for _, c := range ephemeralContainers(pod) {
+		r.handle(c, corev1.RestartPolicyNever) // run once, never restarted
 	}
 	return r.waits, r.after
 }
@@ -60,18 +63,28 @@ type runPass struct {
 	after time.Duration
 }
 
-func (r *runPass) handle(c *corev1.Container, init bool) {
+// handle starts, restarts, resizes or kills one container, which restarts
+// under policy.
+func (r *runPass) handle(c *corev1.Container, policy corev1.RestartPolicy) {
 	v := r.views[c.Name]
 	if v.running() {
 		if kind, failed := r.k.cfg.Probes.LivenessFailed(r.pod.UID, c.Name, v.latest.ID); failed {
-			policy := containerPolicy(r.pod, c, init)
 			msg := prober.KillMessage(c.Name, kind, policy != corev1.RestartPolicyNever)
 			r.k.killContainer(r.ctx, r.pod, c, *v.latest, r.st.podIP, msg)
 			r.after = minPositive(r.after, time.Second)
 			return
 		}
+		if r.redefine(c, v) {
+			v = r.views[c.Name]
+		} else if !r.k.resizeContainer(r.ctx, r.pod, r.st, c, *v.latest) {
+			r.after = minPositive(r.after, time.Second)
+			return
+		}
 	}
-	d := decide(containerPolicy(r.pod, c, init), v, r.k.cfg.Now())
+	d := decide(policy, v, r.k.cfg.Now())
+	if r.st.redefined[c.Name] && v.exited() { // restart at once, whatever the policy (kubelet's containerChanged)
+		d = decision{act: actStart, restartCount: v.latest.RestartCount + 1}
+	}
 	switch d.act {
 	case actWait:
 		l := v.latest
@@ -106,10 +119,27 @@ func (r *runPass) handle(c *corev1.Container, init bool) {
 			return
 		}
 		delete(r.waits, c.Name)
+		delete(r.st.redefined, c.Name)
 		if list, err := r.k.cfg.Runtime.ListContainers(r.ctx, string(r.pod.UID)); err == nil {
 			r.views[c.Name] = groupContainers(list)[c.Name]
 		}
 	}
+}
+
+// redefine kills the running container v of c when its image is no longer
+// the spec's (a pod update changed it), so this pass starts it again with
+// the new image; it reports whether it did.
+func (r *runPass) redefine(c *corev1.Container, v *containerView) bool {
+	img, ok := r.st.images[c.Name]
+	if !ok || v.latest.Image == "" || v.latest.Image == img.Ref {
+		return false
+	}
+	r.st.redefined[c.Name] = true
+	r.k.killContainer(r.ctx, r.pod, c, *v.latest, r.st.podIP, fmt.Sprintf("Container %s definition changed, will be restarted", c.Name))
+	if list, err := r.k.cfg.Runtime.ListContainers(r.ctx, string(r.pod.UID)); err == nil {
+		r.views[c.Name] = groupContainers(list)[c.Name]
+	}
+	return true
 }
 
 // startContainer creates (unless an earlier pass did) and starts instance
@@ -124,6 +154,7 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, st *podSt
 		if err := k.cfg.Runtime.CreateContainer(ctx, spec); err != nil {
 			return err
 		}
+		st.applied[id] = spec.Resources
 		k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container: %s", c.Name)
 	}
 	if err := k.cfg.Runtime.StartContainer(ctx, id); err != nil {
@@ -145,6 +176,7 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, st *podSt
 				}
 				k.removeTerminationFile(pod.UID, c.Name, old.RestartCount)
 				delete(st.messages, old.ID)
+				delete(st.applied, old.ID)
 			}
 		}
 	}

@@ -22,7 +22,18 @@
 // failure, its log's last lines) becomes its terminated message. The pod
 // status (phase, conditions, container statuses, IPs, QoS class) is written
 // only when it changed; conditions the kubelet does not own (DisruptionTarget,
-// readiness gates) are kept.
+// readiness gates) are kept; status.observedGeneration and the kubelet
+// conditions' observedGeneration follow metadata.generation.
+//
+// A pod update that changes a container's image restarts that container
+// with the new image. Ephemeral containers (kubectl debug) run once after
+// the app containers, in the target container's PID namespace when one is
+// named. In-place resize (resize.go): new resources are accepted when the
+// pod still fits (else PodResizePending Deferred or Infeasible), the pod
+// cgroup and new containers use the accepted ones, running containers get
+// them through runtime.UpdateContainerResources (restarted instead when
+// their resizePolicy says RestartContainer), and container statuses report
+// allocatedResources and resources.
 //
 // A pod with a deletionTimestamp is stopped (preStop, SIGTERM, grace,
 // SIGKILL) and reported Succeeded or Failed, its containers, network,

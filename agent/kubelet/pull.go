@@ -19,9 +19,10 @@ func (k *Kubelet) ensureImages(ctx context.Context, pod *corev1.Pod, st *podStat
 	var retry time.Duration
 	secrets := k.lazyPullSecrets(ctx, pod)
 	for _, c := range allContainers(pod) {
-		if _, ok := st.images[c.Name]; ok {
+		if _, ok := st.images[c.Name]; ok && st.pulledFor[c.Name] == c.Image {
 			continue
 		}
+		delete(st.images, c.Name) // a new spec image: pull it first
 		retry = minPositive(retry, k.ensureImage(ctx, pod, st, c, secrets))
 	}
 	return retry
@@ -85,7 +86,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, st *podState
 	info, err := k.cfg.Images.EnsureImage(ctx, c.Image, c.ImagePullPolicy, auth)
 	if err == nil {
 		delete(st.pull, c.Name)
-		st.images[c.Name], st.fresh[c.Name] = info, true
+		st.images[c.Name], st.fresh[c.Name], st.pulledFor[c.Name] = info, true, c.Image
 		if present {
 			k.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 		} else {
@@ -154,6 +155,7 @@ func minPositive(a, b time.Duration) time.Duration {
 	return a
 }
 
+// allContainers are the pod's init, app and ephemeral containers.
 func allContainers(pod *corev1.Pod) []*corev1.Container {
 	var out []*corev1.Container
 	for i := range pod.Spec.InitContainers {
@@ -161,6 +163,16 @@ func allContainers(pod *corev1.Pod) []*corev1.Container {
 	}
 	for i := range pod.Spec.Containers {
 		out = append(out, &pod.Spec.Containers[i])
+	}
+	return append(out, ephemeralContainers(pod)...)
+}
+
+// ephemeralContainers are the pod's ephemeral containers as containers.
+func ephemeralContainers(pod *corev1.Pod) []*corev1.Container {
+	out := make([]*corev1.Container, 0, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		out = append(out, &c)
 	}
 	return out
 }

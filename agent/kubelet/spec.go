@@ -42,13 +42,37 @@ func (k *Kubelet) containerSpec(ctx context.Context, pod *corev1.Pod, st *podSta
 		host = "" // no NetnsPath: the runtime shares the host's UTS namespace
 	}
 	oom := k.cfg.Cgroups.OOMScoreAdj(qos.OOMScoreAdj(pod, c, k.cfg.MemoryCapacity))
+	pidns, err := k.targetPIDNamespace(ctx, pod, c.Name)
+	if err != nil {
+		return runtime.ContainerSpec{}, err
+	}
 	return runtime.ContainerSpec{
-		ID: id, PodUID: string(pod.UID), PodName: pod.Name, PodNamespace: pod.Namespace, Name: c.Name, RestartCount: restartCount,
+		PIDNamespacePath: pidns,
+		ID:               id, PodUID: string(pod.UID), PodName: pod.Name, PodNamespace: pod.Namespace, Name: c.Name, RestartCount: restartCount,
 		Image: st.images[c.Name].Ref, Command: cmd, Args: args, Env: vars, WorkingDir: c.WorkingDir, TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce,
 		Mounts: mounts, HostsPath: env.files.Hosts, ResolvConfPath: env.files.Resolv, HostnamePath: env.files.Hostname,
 		NetnsPath: env.netns, Hostname: host, CgroupsPath: cgroups.ContainerCgroupsPath(env.parent, id),
 		Resources: k.withUnified(containerResources(c)), OOMScoreAdj: &oom, Security: security(pod, c),
 	}, nil
+}
+
+// targetPIDNamespace is the PID namespace of the running container an
+// ephemeral container targets (targetContainerName), or "".
+func (k *Kubelet) targetPIDNamespace(ctx context.Context, pod *corev1.Pod, name string) (string, error) {
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if ec.Name != name || ec.TargetContainerName == "" {
+			continue
+		}
+		list, err := k.cfg.Runtime.ListContainers(ctx, string(pod.UID))
+		if err != nil {
+			return "", err
+		}
+		if v := groupContainers(list)[ec.TargetContainerName]; v.running() && v.latest.Pid > 0 {
+			return fmt.Sprintf("/proc/%d/ns/pid", v.latest.Pid), nil
+		}
+		return "", fmt.Errorf("target container %s of ephemeral container %s is not running", ec.TargetContainerName, name)
+	}
+	return "", nil
 }
 
 func containerMounts(pod *corev1.Pod, c *corev1.Container, vols map[string]volumes.Volume, vars []string) ([]runtime.Mount, error) {

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orch/orch/agent/runtime"
 )
 
 // podState is what the worker remembers of a pod between syncs. Everything
@@ -15,13 +17,27 @@ type podState struct {
 	admitted bool
 	podIP    string
 	images   map[string]ImageInfo // by container name
-	pull     map[string]*pullState
+	// pulledFor is the spec image each entry of images was pulled for;
+	// redefined marks running containers killed because their spec image
+	// changed, to be started again whatever the restart policy.
+	pulledFor map[string]string
+	redefined map[string]bool
+	pull      map[string]*pullState
 	// fresh marks images pulled since the container's last start (pull
 	// policy Always pulls again before the next one).
 	fresh map[string]bool
 	// messages caches termination messages of exited containers by ID.
 	messages map[string]string
 	once     map[string]bool // events recorded once per pod
+	// allocated are the resources the agent accepted per container name
+	// (the spec's, unless a resize is pending); nil until admitted.
+	allocated map[string]corev1.ResourceRequirements
+	// applied are the cgroup limits last given to each running container,
+	// by container ID.
+	applied map[string]runtime.Resources
+	// resize holds the PodResizePending or PodResizeInProgress condition
+	// of a resize not yet done.
+	resize []corev1.PodCondition
 }
 
 // pullState is the back-off of a failing image pull.
@@ -38,7 +54,8 @@ func (k *Kubelet) state(pod *corev1.Pod) *podState {
 	st := k.pods[pod.UID]
 	if st == nil {
 		st = &podState{uid: pod.UID, key: pod.Namespace + "/" + pod.Name, images: map[string]ImageInfo{},
-			pull: map[string]*pullState{}, once: map[string]bool{}, fresh: map[string]bool{}, messages: map[string]string{}}
+			pull: map[string]*pullState{}, once: map[string]bool{}, fresh: map[string]bool{}, messages: map[string]string{},
+			applied: map[string]runtime.Resources{}, pulledFor: map[string]string{}, redefined: map[string]bool{}}
 		k.pods[pod.UID] = st
 	}
 	k.byKey[st.key] = pod.UID

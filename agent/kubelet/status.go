@@ -36,6 +36,24 @@ type statusInput struct {
 	// deleted: the pod was deleted and its containers are stopped; it ends
 	// Succeeded or Failed, as the kubelet's getPhase for terminal pods.
 	deleted bool
+	// allocated are the containers' accepted resources by name (nil: the
+	// spec's); resize the conditions of a resize not yet done.
+	allocated map[string]corev1.ResourceRequirements
+	resize    []corev1.PodCondition
+}
+
+// withResources adds a regular or init container's allocated resources to
+// its status, and what its cgroups have while it runs.
+func (in *statusInput) withResources(s corev1.ContainerStatus, c *corev1.Container) corev1.ContainerStatus {
+	r, ok := in.allocated[c.Name]
+	if !ok {
+		r = c.Resources
+	}
+	s.AllocatedResources = statusResources(r).Requests
+	if s.State.Running != nil {
+		s.Resources = statusResources(r)
+	}
+	return s
 }
 
 func mtime(t time.Time) metav1.Time {
@@ -203,11 +221,17 @@ func computeStatus(in *statusInput) corev1.PodStatus {
 		st.PodIPs = []corev1.PodIP{{IP: in.podIP}}
 	}
 	for i := range pod.Spec.InitContainers {
-		st.InitContainerStatuses = append(st.InitContainerStatuses, in.containerStatus(&pod.Spec.InitContainers[i], true))
+		c := &pod.Spec.InitContainers[i]
+		st.InitContainerStatuses = append(st.InitContainerStatuses, in.withResources(in.containerStatus(c, true), c))
 	}
 	for i := range pod.Spec.Containers {
-		st.ContainerStatuses = append(st.ContainerStatuses, in.containerStatus(&pod.Spec.Containers[i], false))
+		c := &pod.Spec.Containers[i]
+		st.ContainerStatuses = append(st.ContainerStatuses, in.withResources(in.containerStatus(c, false), c))
 	}
+	for _, c := range ephemeralContainers(pod) {
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, in.containerStatus(c, false))
+	}
+	st.ObservedGeneration = pod.Generation
 	st.Phase = in.phase(st.ContainerStatuses)
 	if in.deleted && st.Phase != corev1.PodSucceeded {
 		st.Phase = corev1.PodFailed
@@ -271,8 +295,10 @@ func (in *statusInput) conditions(st *corev1.PodStatus) []corev1.PodCondition {
 			conds[1].Reason = "PodCompleted"
 		}
 	}
+	conds = append(conds, in.resize...)
 	now := mtime(in.now)
 	for i := range conds {
+		conds[i].ObservedGeneration = in.pod.Generation
 		conds[i].LastTransitionTime = now
 		for _, o := range in.pod.Status.Conditions {
 			if o.Type == conds[i].Type && o.Status == conds[i].Status {

@@ -65,6 +65,8 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *corev1.Pod, st *podState) (t
 		}
 		st.admitted = true
 	}
+	k.allocate(pod, st)
+	alloc := withResources(pod, st.allocated)
 	if left, over := k.deadline(pod); over {
 		k.cfg.Recorder.Event(pod, corev1.EventTypeNormal, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
 		k.stopPod(ctx, pod, 0)
@@ -73,12 +75,12 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *corev1.Pod, st *podState) (t
 		defer k.queue.AddAfter(st.key, left)
 	}
 	pullWait := k.ensureImages(ctx, pod, st)
-	env, err := k.prepare(ctx, pod, st)
+	env, err := k.prepare(ctx, alloc, st)
 	if err != nil {
 		_ = k.report(ctx, pod, st, nil, false)
 		return 0, err
 	}
-	waits, after := k.runContainers(ctx, pod, st, env)
+	waits, after := k.runContainers(ctx, alloc, st, env)
 	if pullWait > 0 && (after == 0 || pullWait < after) {
 		after = pullWait
 	}
@@ -139,7 +141,7 @@ func (k *Kubelet) report(ctx context.Context, pod *corev1.Pod, st *podState, wai
 		waits = k.pullWaits(st)
 	}
 	status := computeStatus(&statusInput{pod: pod, views: views, waiting: waits, images: st.images,
-		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes,
+		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes, allocated: st.allocated, resize: st.resize,
 		podIP: st.podIP, hostIP: k.cfg.HostIP, netDone: netDone, now: k.cfg.Now(), deleted: pod.DeletionTimestamp != nil})
 	return k.writeStatus(ctx, pod, status)
 }
@@ -161,7 +163,8 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, st *podState, re
 	list, _ := k.cfg.Runtime.ListContainers(ctx, string(pod.UID))
 	views := groupContainers(list)
 	status := computeStatus(&statusInput{pod: pod, views: views, waiting: map[string]waiting{}, images: st.images,
-		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes, podIP: st.podIP, hostIP: k.cfg.HostIP, now: k.cfg.Now()})
+		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes, allocated: st.allocated,
+		podIP: st.podIP, hostIP: k.cfg.HostIP, now: k.cfg.Now()})
 	status.Phase, status.Reason, status.Message = corev1.PodFailed, reason, msg
 	for i := range status.Conditions {
 		if status.Conditions[i].Type == corev1.PodReady || status.Conditions[i].Type == corev1.ContainersReady {

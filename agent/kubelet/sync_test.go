@@ -305,3 +305,31 @@ func TestOrphansCollected(t *testing.T) {
 		t.Fatalf("network left: %v", ids)
 	}
 }
+
+// TestSidecarStopsLast: deleting a pod stops its app containers (and runs
+// their preStop hooks) before its native sidecars, as kubelet does.
+func TestSidecarStopsLast(t *testing.T) {
+	h := newHarness(t)
+	h.add(testPod("scd", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox:1.36", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}}
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "app2", Image: "busybox:1.36"})
+	}))
+	h.sync("scd")
+	p := h.pod("scd")
+	now := metav1.Now()
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, ptr.To(int64(5))
+	if _, err := h.client.CoreV1().Pods("default").Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.rt.Calls)
+	h.sync("scd")
+	var stops []string
+	for _, c := range h.rt.Calls[before:] {
+		if strings.HasPrefix(c, "stop ") {
+			stops = append(stops, c)
+		}
+	}
+	if len(stops) != 3 || stops[2] != "stop "+runtime.ContainerID("uid-scd", "proxy", 0) {
+		t.Fatalf("stop order %v, want the sidecar last", stops)
+	}
+}

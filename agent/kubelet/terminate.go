@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orch/orch/agent/qos"
 	"github.com/orch/orch/agent/runtime"
 )
 
@@ -54,18 +55,35 @@ func (k *Kubelet) finishPod(ctx context.Context, pod *corev1.Pod, st *podState) 
 }
 
 // stopPod stops the pod's running containers in parallel: preStop hook
-// (when a PreStopper is configured), SIGTERM, grace, SIGKILL.
+// (when a PreStopper is configured), SIGTERM, grace, SIGKILL. Native
+// sidecars stop only after the other containers, with the grace left, as
+// kubelet does (KEP 753): their service stays up for the others' preStop
+// hooks.
 func (k *Kubelet) stopPod(ctx context.Context, pod *corev1.Pod, grace time.Duration) {
 	list, err := k.cfg.Runtime.ListContainers(ctx, string(pod.UID))
 	if err != nil {
 		k.log.Warn("listing containers to stop failed", zap.Error(err))
 		return
 	}
+	var others, sidecars []runtime.ContainerStatus
+	for _, c := range list {
+		switch spec := findContainer(pod, c.Name); {
+		case c.State != runtime.StateRunning:
+		case spec != nil && qos.IsRestartableInit(spec):
+			sidecars = append(sidecars, c)
+		default:
+			others = append(others, c)
+		}
+	}
+	end := time.Now().Add(grace)
+	k.stopAll(ctx, pod, others, grace)
+	k.stopAll(ctx, pod, sidecars, max(time.Until(end), 0))
+}
+
+// stopAll stops containers in parallel and waits for them.
+func (k *Kubelet) stopAll(ctx context.Context, pod *corev1.Pod, list []runtime.ContainerStatus, grace time.Duration) {
 	var wg sync.WaitGroup
 	for _, c := range list {
-		if c.State != runtime.StateRunning {
-			continue
-		}
 		wg.Add(1)
 		go func(c runtime.ContainerStatus) {
 			defer wg.Done()

@@ -27,6 +27,10 @@ type Interface interface {
 	// Attach connects to the running container's stdio (see AttachRequest)
 	// and returns when its output ends, the client detaches or ctx ends.
 	Attach(ctx context.Context, id string, req AttachRequest) error
+	// UpdateContainerResources applies new cgroup limits to a running
+	// container without restarting it (CRI's UpdateContainerResources, for
+	// in-place pod resize). Zero fields are left as they are.
+	UpdateContainerResources(ctx context.Context, id string, r Resources) error
 }
 
 // ErrNotFound is returned for an unknown container ID.
@@ -117,12 +121,15 @@ type ContainerSpec struct {
 
 	// NetnsPath is the pod's network namespace; "" = host network, which
 	// also shares the host's UTS namespace (hostname) as kubelet does.
-	NetnsPath   string
-	Hostname    string // UTS hostname with a NetnsPath; defaults to PodName
-	CgroupsPath string // e.g. /orch/kubepods/burstable/pod<uid>/<id>
-	Resources   Resources
-	OOMScoreAdj *int
-	Security    Security
+	NetnsPath string
+	// PIDNamespacePath, when set, is the PID namespace to join (e.g.
+	// /proc/<pid>/ns/pid of the container an ephemeral container targets).
+	PIDNamespacePath string
+	Hostname         string // UTS hostname with a NetnsPath; defaults to PodName
+	CgroupsPath      string // e.g. /orch/kubepods/burstable/pod<uid>/<id>
+	Resources        Resources
+	OOMScoreAdj      *int
+	Security         Security
 
 	// LogPath is the CRI-format log file; empty = default under the
 	// runtime's log dir: <ns>_<pod>_<uid>/<container>/<restartCount>.log.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	cgroups "github.com/containerd/cgroups/v3"
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/core/content"
@@ -86,21 +87,32 @@ func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s Conta
 // set, as kubelet does for hostNetwork pods (runc refuses a hostname
 // without a private UTS namespace).
 func namespaceOpts(s ContainerSpec) []oci.SpecOpts {
+	var opts []oci.SpecOpts
 	if s.NetnsPath == "" {
-		return []oci.SpecOpts{
+		opts = []oci.SpecOpts{
 			oci.WithHostNamespace(specs.NetworkNamespace),
 			oci.WithHostNamespace(specs.UTSNamespace),
 			oci.WithHostname(""),
 		}
+	} else {
+		hostname := s.Hostname
+		if hostname == "" {
+			hostname = s.PodName
+		}
+		opts = []oci.SpecOpts{
+			oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetnsPath}),
+			oci.WithHostname(hostname),
+		}
 	}
-	hostname := s.Hostname
-	if hostname == "" {
-		hostname = s.PodName
+	if cgroups.Mode() == cgroups.Unified {
+		// a private cgroup namespace makes /sys/fs/cgroup the container's
+		// own cgroup, as CRI does on cgroup v2 hosts
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.CgroupNamespace}))
 	}
-	return []oci.SpecOpts{
-		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetnsPath}),
-		oci.WithHostname(hostname),
+	if s.PIDNamespacePath != "" {
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: s.PIDNamespacePath}))
 	}
+	return opts
 }
 
 func specMounts(s ContainerSpec) []specs.Mount {
@@ -113,6 +125,15 @@ func specMounts(s ContainerSpec) []specs.Mount {
 		ms = append(ms, specs.Mount{Type: "bind", Source: src, Destination: dst,
 			Options: []string{"rbind", "rprivate", mode}})
 	}
+	// The container's own cgroups, read-only unless privileged, as CRI
+	// mounts them (runc binds the container's cgroup on v1; on v2 the
+	// container has its own cgroup namespace, see cgroupnsOpt).
+	cgMode := "ro"
+	if s.Security.Privileged {
+		cgMode = "rw"
+	}
+	ms = append(ms, specs.Mount{Type: "cgroup", Source: "cgroup", Destination: "/sys/fs/cgroup",
+		Options: []string{"nosuid", "noexec", "nodev", "relatime", cgMode}})
 	if s.HostsPath != "" {
 		add(s.HostsPath, "/etc/hosts", false)
 	}
@@ -126,6 +147,29 @@ func specMounts(s ContainerSpec) []specs.Mount {
 		add(m.HostPath, m.ContainerPath, m.ReadOnly)
 	}
 	return ms
+}
+
+// linuxResources is res as OCI cgroup settings (for a task update); zero
+// fields stay unset.
+func linuxResources(res Resources) *specs.LinuxResources {
+	out := &specs.LinuxResources{CPU: &specs.LinuxCPU{}}
+	if res.CPUShares > 0 {
+		out.CPU.Shares = &res.CPUShares
+	}
+	if res.CPUQuota > 0 {
+		period := res.CPUPeriod
+		if period == 0 {
+			period = 100000
+		}
+		out.CPU.Quota, out.CPU.Period = &res.CPUQuota, &period
+	}
+	if res.MemoryLimit > 0 {
+		out.Memory = &specs.LinuxMemory{Limit: &res.MemoryLimit}
+	}
+	if len(res.Unified) > 0 {
+		out.Unified = res.Unified
+	}
+	return out
 }
 
 func resourceOpts(res Resources) []oci.SpecOpts {

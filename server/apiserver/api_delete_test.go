@@ -56,8 +56,12 @@ func TestPodGracefulDeletion(t *testing.T) {
 	if str(d, "kind") != "Pod" || str(d, "metadata", "deletionTimestamp") == "" || get(d, "metadata", "deletionGracePeriodSeconds").(float64) != 30 {
 		t.Fatalf("graceful delete: %v", d["metadata"])
 	}
+	// the graceful deletion bumps the generation once (rest.BeforeDelete)
+	if g := get(d, "metadata", "generation"); g != 2.0 {
+		t.Fatalf("generation after graceful delete: %v", g)
+	}
 	d = e.must(200, "DELETE", podsDefault+"/bound?gracePeriodSeconds=5", "")
-	if get(d, "metadata", "deletionGracePeriodSeconds").(float64) != 5 {
+	if get(d, "metadata", "deletionGracePeriodSeconds").(float64) != 5 || get(d, "metadata", "generation") != 2.0 {
 		t.Fatalf("shorter grace: %v", d["metadata"])
 	}
 	// a status update from the agent keeps the pod

@@ -255,6 +255,7 @@ func markDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
 	if grace > 0 { // a pod running on a node: its agent deletes it with grace 0
 		cur := m.GetDeletionGracePeriodSeconds()
 		if m.GetDeletionTimestamp() == nil || cur == nil || grace < *cur {
+			bumpGenerationOnDeletion(m)
 			t := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
 			m.SetDeletionTimestamp(&t)
 			m.SetDeletionGracePeriodSeconds(&grace)
@@ -265,12 +266,23 @@ func markDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
 		return false
 	}
 	if m.GetDeletionTimestamp() == nil {
+		bumpGenerationOnDeletion(m)
 		t := metav1.NewTime(now)
 		m.SetDeletionTimestamp(&t)
 	}
 	zero := int64(0)
 	m.SetDeletionGracePeriodSeconds(&zero)
 	return true
+}
+
+// bumpGenerationOnDeletion bumps the generation (when the type keeps one)
+// of an object whose deletion starts now, as rest.BeforeDelete does for a
+// graceful deletion and the generic store for one held by finalizers:
+// controllers of the object see that it changed.
+func bumpGenerationOnDeletion(m metav1.Object) {
+	if m.GetDeletionTimestamp() == nil && m.GetGeneration() > 0 {
+		m.SetGeneration(m.GetGeneration() + 1)
+	}
 }
 
 func markNamespaceDeletion(ns *corev1.Namespace) bool {

@@ -20,6 +20,9 @@
 // metadata.name (generated), uid and creationTimestamp are set before
 // PrepareForCreate (the Job selector is built from them); the call order is
 // Default, PrepareForCreate/PrepareForUpdate, Validate/ValidateUpdate, then
-// the Allocator for Services. Events print "Last Seen" as their first column
+// the Allocator for Services. Pods also serve pods/ephemeralcontainers and
+// pods/resize (pod_subresources.go): update subresources whose strategies
+// keep everything but the ephemeral containers, or the containers'
+// resources and resize policies, and bump the generation. Events print "Last Seen" as their first column
 // (as upstream), every other type "Name".
 package registry

@@ -27,6 +27,16 @@ func podRules() rules {
 			pod.Status.QOSClass = podQOS(&pod.Spec)
 			addDefaultTolerations(&pod.Spec)
 		},
+		prepareUpdate: func(obj, old runtime.Object) {
+			// DefaultTolerationSeconds admits updates too, before the
+			// strategy decides the generation (updatePodGeneration).
+			n, o := obj.(*corev1.Pod), old.(*corev1.Pod)
+			addDefaultTolerations(&n.Spec)
+			n.Generation = o.Generation
+			if !apiequality.Semantic.DeepEqual(n.Spec, o.Spec) {
+				n.Generation++
+			}
+		},
 		validate: func(obj runtime.Object) field.ErrorList { return validatePodCreate(obj.(*corev1.Pod)) },
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))

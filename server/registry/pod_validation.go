@@ -18,6 +18,15 @@ func validatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	vols, errs := validateVolumes(spec.Volumes, p.Child("volumes"))
 	errs = append(errs, validateContainers(spec.Containers, vols, p.Child("containers"))...)
 	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, p.Child("initContainers"))...)
+	errs = append(errs, validateEphemeralContainers(spec, vols, p.Child("ephemeralContainers"))...)
+	for _, l := range []struct {
+		name string
+		cs   []corev1.Container
+	}{{"containers", spec.Containers}, {"initContainers", spec.InitContainers}} {
+		for i := range l.cs {
+			errs = append(errs, validateResizePolicy(l.cs[i].ResizePolicy, spec.RestartPolicy, p.Child(l.name).Index(i).Child("resizePolicy"))...)
+		}
+	}
 	errs = append(errs, oneOf(spec.RestartPolicy, p.Child("restartPolicy"),
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
 	errs = append(errs, oneOf(spec.DNSPolicy, p.Child("dnsPolicy"), corev1.DNSClusterFirstWithHostNet,

@@ -26,6 +26,7 @@ type def struct {
 	hasStatus  bool
 	scale      *ScaleAccess
 	orphan     bool // OrphanDependents
+	subs       map[string]SubresourceStrategy
 	newObj     func() runtime.Object
 	newList    func() runtime.Object
 	rules      rules
@@ -57,6 +58,7 @@ func (d def) build() *Resource {
 		HasStatus:        d.hasStatus,
 		Scale:            d.scale,
 		OrphanDependents: d.orphan,
+		Subresources:     d.subs,
 		New:              d.newObj,
 		NewList:          d.newList,
 		StoredAs:         d.storedAs,
@@ -107,7 +109,8 @@ func coreDefs(cfg Config) []def {
 		{gv: v1, resource: "namespaces", kind: "Namespace", short: []string{"ns"}, hasStatus: true,
 			newObj: objs[corev1.Namespace](), newList: objs[corev1.NamespaceList](), rules: namespaceRules()},
 		{gv: v1, resource: "pods", kind: "Pod", short: []string{"po"}, all: true, namespaced: true, hasStatus: true,
-			newObj: objs[corev1.Pod](), newList: objs[corev1.PodList](), rules: podRules()},
+			newObj: objs[corev1.Pod](), newList: objs[corev1.PodList](), rules: podRules(),
+			subs: podSubresources()},
 		{gv: v1, resource: "services", kind: "Service", short: []string{"svc"}, all: true, namespaced: true, hasStatus: true,
 			newObj: objs[corev1.Service](), newList: objs[corev1.ServiceList](), rules: serviceRules(cfg)},
 		{gv: v1, resource: "endpoints", kind: "Endpoints", short: []string{"ep"}, namespaced: true,

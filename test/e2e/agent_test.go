@@ -52,6 +52,8 @@ func TestAgent(t *testing.T) {
 	t.Run("ServiceAccountToken", func(t *testing.T) { serviceAccountToken(t, e, cs) })
 	t.Run("RestartAdoptsContainers", func(t *testing.T) { restartAdopts(t, e, cs) })
 	t.Run("HostNetworkPod", func(t *testing.T) { hostNetworkPod(t, e, cs) })
+	t.Run("ResizeInPlace", func(t *testing.T) { resizeInPlace(t, e, cs) })
+	t.Run("EphemeralContainer", func(t *testing.T) { ephemeralContainer(t, e, cs) })
 	t.Run("DeleteLeavesNothing", func(t *testing.T) { deleteLeavesNothing(t, e, cs) })
 }
 

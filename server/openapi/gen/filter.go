@@ -32,6 +32,9 @@ func newServed(resources []*registry.Resource, extra []openapi.Subresource) *ser
 				set[e.Name] = true
 			}
 		}
+		for name := range r.Subresources {
+			set[name] = true
+		}
 		s.subs[gv+"/"+r.Resource] = set
 	}
 	return s

@@ -11,7 +11,8 @@ import (
 
 func testServed() *served {
 	res := []*registry.Resource{
-		{GroupVersion: schema.GroupVersion{Version: "v1"}, Resource: "pods", Namespaced: true, HasStatus: true},
+		{GroupVersion: schema.GroupVersion{Version: "v1"}, Resource: "pods", Namespaced: true, HasStatus: true,
+			Subresources: map[string]registry.SubresourceStrategy{"resize": nil}},
 		{GroupVersion: schema.GroupVersion{Version: "v1"}, Resource: "namespaces", HasStatus: true},
 		{GroupVersion: schema.GroupVersion{Group: "apps", Version: "v1"}, Resource: "deployments", Namespaced: true,
 			Scale: &registry.ScaleAccess{}},
@@ -44,6 +45,7 @@ func TestKeepPath(t *testing.T) {
 		{"/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}", true},
 		{"/api/v1/namespaces/{namespace}/services/{name}/proxy", false},
 		{"/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers", false},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/resize", true},
 		{"/api/v1/namespaces/{namespace}/bindings", false},
 		{"/api/v1/namespaces", true},
 		{"/api/v1/namespaces/{name}", true},
