@@ -16,7 +16,7 @@
 # JUnit/JSON reports and summary land in $CACHE/runs/<date>-<N>n; the
 # markdown table for docs/conformance.md is printed at the end (and kept
 # as table.md there). The cluster is removed afterwards unless --keep.
-# Needs root, Go, and (installed when missing) debootstrap, jq and gcc.
+# Needs root; what is missing (containerd, runc, Go, debootstrap, jq, gcc) is installed by install-deps.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KIT=$ROOT/tools/conformance
@@ -37,12 +37,9 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || die "run as root (the cluster needs network namespaces, cgroups and iptables)"
 
+# deps: what the cluster needs (containerd, runc, iptables, ...: install-deps.sh) and the kit's own tools.
 deps() {
-	local missing=() c
-	for c in debootstrap jq gcc; do command -v "$c" >/dev/null || missing+=("$c"); done
-	[ ${#missing[@]} -eq 0 ] && return
-	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+	EXTRA_PACKAGES="debootstrap jq" sh "$ROOT/scripts/install-deps.sh" >/dev/null
 }
 
 # build: the kit's binaries (the Go build cache makes a rebuild cheap), its
