@@ -317,7 +317,7 @@ func setupHost(cfg Config, log *zap.Logger, podCIDR string, mtu int, alloc corev
 }
 
 func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, rt runtime.Interface,
-	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.Images, nc node.Config, creds *join.Credentials) error {
+	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.ImageService, nc node.Config, creds *join.Credentials) error {
 	bc := record.NewBroadcaster(record.WithContext(ctx))
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer bc.Shutdown()
@@ -334,7 +334,8 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	}()
 	vols := volumes.New(log.Named("volumes"), volumes.Config{PodsDir: podsDir,
 		Allocatable: func() corev1.ResourceList { return nc.Allocatable },
-		Claims:      volumes.APIClaims(client), StorageDir: storageDir, NodeName: cfg.NodeName})
+		Claims:      volumes.APIClaims(client), StorageDir: storageDir, NodeName: cfg.NodeName,
+		Images: kubelet.ImageVolumes{S: imgs.S, Client: client}})
 	bundles := certs.NewBundles(client, log)
 	go bundles.Run(ctx)
 	podCerts := certs.NewPodCerts(certs.PodCertsConfig{Client: client, NodeName: cfg.NodeName, Recorder: rec, Log: log})

@@ -29,7 +29,13 @@
 //     that is not bound yet fails with ErrClaimNotBound naming it, and the
 //     pod's sync retries. The runtime bind-mounts the path, read-only when
 //     the pod's volume says so; TeardownPod never touches the data.
+//   - image: <PodsDir>/<uid>/volumes/kubernetes.io~image/<name>, the root
+//     filesystem of an OCI image mounted read-only from a containerd
+//     snapshot view (Config.Images; agent/images.Service.MountView), pulled
+//     as the volume's pullPolicy says with the pod's imagePullSecrets. It is
+//     mounted once: later syncs never pull again.
 //
-// TeardownPod unmounts every mount under the pod's directory and removes it.
+// TeardownPod unmounts every mount under the pod's directory and removes it,
+// then releases the pod's image views.
 // File contents (secrets!) are never logged.
 package volumes

@@ -45,6 +45,9 @@ type Config struct {
 	StorageDir string
 	// NodeName is this node: a local-path volume of another node is an error.
 	NodeName string
+	// Images mounts image volumes (optional: without it they are
+	// unsupported).
+	Images ImageVolumes
 }
 
 // Volume is a prepared pod volume: the host path to bind-mount into
@@ -133,6 +136,8 @@ func (m *Manager) setupVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Vo
 		return setupHostPath(v.HostPath)
 	case v.PersistentVolumeClaim != nil:
 		return m.setupClaim(ctx, pod, v.PersistentVolumeClaim)
+	case v.Image != nil:
+		return m.setupImage(ctx, pod, v)
 	}
 	kind, ok := atomicKindOf(v)
 	if !ok {
@@ -181,6 +186,11 @@ func (m *Manager) TeardownPod(ctx context.Context, uid types.UID) error {
 	}
 	if len(left) > 0 { // never recurse into a live mount
 		return fmt.Errorf("teardown pod %s: still mounted: %v", uid, left)
+	}
+	if m.cfg.Images != nil {
+		if err := m.cfg.Images.ReleaseImages(ctx, uid); err != nil {
+			return fmt.Errorf("teardown pod %s: %w", uid, err)
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("teardown pod %s: %w", uid, err)

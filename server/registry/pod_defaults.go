@@ -220,6 +220,11 @@ func defaultVolume(v *corev1.Volume) {
 		defaultProjected(vs.Projected)
 	case vs.HostPath != nil && vs.HostPath.Type == nil:
 		vs.HostPath.Type = ptr.To(corev1.HostPathUnset)
+	case vs.Image != nil && vs.Image.PullPolicy == "":
+		vs.Image.PullPolicy = corev1.PullIfNotPresent
+		if imageTag(vs.Image.Reference) == "latest" {
+			vs.Image.PullPolicy = corev1.PullAlways
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"reflect"
 	"regexp"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -147,10 +148,26 @@ func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorLis
 		}
 	case vs.Projected != nil:
 		errs = append(errs, validateProjected(vs.Projected, p.Child("projected"))...)
+	case vs.Image != nil:
+		errs = append(errs, validateImageVolume(vs.Image, p.Child("image"))...)
 	case vs.EmptyDir != nil:
 		if l := vs.EmptyDir.SizeLimit; l != nil && l.Sign() < 0 {
 			errs = append(errs, field.Invalid(p.Child("emptyDir", "sizeLimit"), l.String(), "SizeLimit field must be a valid resource quantity"))
 		}
+	}
+	return errs
+}
+
+func validateImageVolume(iv *corev1.ImageVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if strings.TrimSpace(iv.Reference) == "" {
+		errs = append(errs, field.Required(p.Child("reference"), "must be set"))
+	}
+	switch iv.PullPolicy {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("pullPolicy"), iv.PullPolicy,
+			[]corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
 	}
 	return errs
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/net/websocket"
@@ -54,6 +55,7 @@ func TestAgent(t *testing.T) {
 	t.Run("HostNetworkPod", func(t *testing.T) { hostNetworkPod(t, e, cs) })
 	t.Run("ResizeInPlace", func(t *testing.T) { resizeInPlace(t, e, cs) })
 	t.Run("EphemeralContainer", func(t *testing.T) { ephemeralContainer(t, e, cs) })
+	t.Run("ImageVolume", func(t *testing.T) { imageVolume(t, e, cs) })
 	t.Run("DeleteLeavesNothing", func(t *testing.T) { deleteLeavesNothing(t, e, cs) })
 }
 
@@ -216,7 +218,7 @@ func restartAdopts(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
 
 // deleteLeavesNothing deletes every pod and checks the host.
 func deleteLeavesNothing(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
-	for _, name := range []string{"web", "oom", "probe-after-restart", "live", "cm", "noimage", "crash"} {
+	for _, name := range []string{"web", "oom", "probe-after-restart", "live", "cm", "noimage", "crash", "imgvol"} {
 		if err := cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatalf("deleting %s: %v", name, err)
 		}
@@ -256,6 +258,16 @@ func deleteLeavesNothing(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
 	cs2, err := client.Containers(namespaces.WithNamespace(context.Background(), e.ns))
 	if err != nil || len(cs2) > 0 {
 		t.Errorf("containers left: %d (%v)", len(cs2), err)
+	}
+	var views []string
+	_ = client.SnapshotService("overlayfs").Walk(namespaces.WithNamespace(context.Background(), e.ns), func(_ context.Context, i snapshots.Info) error {
+		if strings.HasPrefix(i.Name, "orch-image-volume/") {
+			views = append(views, i.Name)
+		}
+		return nil
+	})
+	if len(views) > 0 {
+		t.Errorf("image volume views left: %v", views)
 	}
 }
 
