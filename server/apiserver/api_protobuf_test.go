@@ -46,15 +46,20 @@ func (c *contentTypes) of(prefix string) []string {
 	return out
 }
 
+// protobufConfig is a loopback client config that prefers protobuf.
+func protobufConfig(rt http.RoundTripper) *rest.Config {
+	return &rest.Config{Host: "http://orch-loopback", Transport: rt,
+		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf,
+			AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON}}
+}
+
 // TestClientGoProtobuf runs a client-go clientset that prefers protobuf (as
 // kube-controller-manager's do): reads, writes and watches are protobuf,
 // errors still decode, and JSON-only representations keep working.
 func TestClientGoProtobuf(t *testing.T) {
 	e := newAPIEnv(t, 100, nil)
 	rt := &contentTypes{next: e.s.LoopbackTransport(), seen: map[string]string{}}
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "http://orch-loopback", Transport: rt,
-		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf,
-			AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON}})
+	cs, err := kubernetes.NewForConfig(protobufConfig(rt))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 )
@@ -17,9 +15,7 @@ import (
 // create, read, list by label, status update and delete all round-trip.
 func TestAPIServiceProtobuf(t *testing.T) {
 	s, _ := newMetaTestServer(t, nil)
-	ac, err := aggregatorclient.NewForConfig(&rest.Config{Host: "http://orch-loopback", Transport: s.LoopbackTransport(),
-		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf,
-			AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON}})
+	ac, err := aggregatorclient.NewForConfig(protobufConfig(s.LoopbackTransport()))
 	if err != nil {
 		t.Fatal(err)
 	}
