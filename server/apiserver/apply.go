@@ -46,7 +46,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, rc *reqCtx,
 		setTypeMeta(rc.res, cur)
 		out, err := fm.Apply(cur, applied.DeepCopy(), manager, force)
 		if err != nil {
-			return nil, err
+			return nil, applyError(err)
 		}
 		unconditionalIfSameRV(out, cur)
 		return out, nil
@@ -74,7 +74,7 @@ func (s *Server) applyCreate(w http.ResponseWriter, r *http.Request, rc *reqCtx,
 	setTypeMeta(rc.res, live)
 	obj, err := fm.Apply(live, applied.DeepCopy(), manager, force)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeError(w, r, applyError(err))
 		return
 	}
 	out, err := s.create(context.WithValue(r.Context(), applyCreateKey{}, true), rc, obj, dryRun)
@@ -113,11 +113,21 @@ func appliedJSON(w http.ResponseWriter, data []byte, mode string) ([]byte, error
 	return js, nil
 }
 
-// checkAppliedFields reports the fields of a custom resource's apply
+// checkAppliedFields handles the fields of a custom resource's apply
 // configuration its schema does not declare: an error under Strict (in
-// structured-merge-diff's words, as upstream), warnings under Warn.
+// structured-merge-diff's words, as upstream); under Warn (with warnings)
+// and Ignore they are dropped from m, as the stored object would drop
+// them, so that apply types the rest by the schema.
 func checkAppliedFields(w http.ResponseWriter, rc *reqCtx, m map[string]interface{}, mode string) error {
-	if rc.res.PruneUnknown == nil || mode == "Ignore" {
+	if rc.res.PruneUnknown == nil {
+		return nil
+	}
+	if mode != "Strict" {
+		for _, p := range rc.res.PruneUnknown(m) {
+			if mode == "Warn" {
+				addWarning(w, "."+p+": field not declared in schema")
+			}
+		}
 		return nil
 	}
 	unknown := rc.res.PruneUnknown(runtime.DeepCopyJSON(m))
@@ -125,13 +135,20 @@ func checkAppliedFields(w http.ResponseWriter, rc *reqCtx, m map[string]interfac
 	for i, p := range unknown {
 		msgs[i] = "." + p + ": field not declared in schema"
 	}
-	if len(msgs) > 0 && mode == "Strict" {
+	if len(msgs) > 0 {
 		return badRequestf("failed to create typed patch object (%s): %s", rc.res.GroupVersion.WithKind(rc.res.Kind), strings.Join(msgs, ", "))
 	}
-	for _, msg := range msgs {
-		addWarning(w, msg)
-	}
 	return nil
+}
+
+// applyError makes an apply configuration that does not fit the
+// resource's types (a string where the schema has a number) a 400 naming
+// the field; the field manager reports it as a plain error.
+func applyError(err error) error {
+	if _, ok := err.(apierrors.APIStatus); !ok && strings.HasPrefix(err.Error(), "failed to create typed patch object") {
+		return badRequestf("%v", err)
+	}
+	return err
 }
 
 // decodeApplied parses an apply body (YAML or JSON) as an unstructured

@@ -31,7 +31,7 @@ func managerName(rc *reqCtx) (string, error) {
 
 // fieldManager is the FieldManager of rc's resource and subresource.
 func (s *Server) fieldManager(rc *reqCtx, sub string) (*managedfields.FieldManager, error) {
-	return s.fields.For(rc.res.GroupVersion.WithKind(rc.res.Kind), sub, isUnstructured(rc), rc.res.Strategy.Default)
+	return s.fields.For(rc.res.GroupVersion.WithKind(rc.res.Kind), sub, isUnstructured(rc), rc.res.Strategy.Default, rc.res.ApplyTypes)
 }
 
 // trackCreate records the creating manager's fields in managedFields.

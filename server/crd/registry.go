@@ -127,7 +127,7 @@ func (r *Registry) set(crds []*apiextensionsv1.CustomResourceDefinition) {
 		r.terminating.Store(name, c.DeletionTimestamp != nil)
 		b, ok := r.built[name]
 		if !ok || b.rv != c.ResourceVersion {
-			res, err := Resources(c, func() bool { v, _ := r.terminating.Load(name); return v == true }, r.hooks)
+			res, err := Resources(c, func() bool { v, _ := r.terminating.Load(name); return v == true }, r.hooks, r.log)
 			if err != nil {
 				r.log.Warn("not serving a custom resource", zap.String("crd", c.Name), zap.Error(err))
 				continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"go.uber.org/zap"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,8 +16,10 @@ import (
 
 // Resources builds the served versions of an Established CRD, named by its
 // accepted names. terminating reports the CRD's deletion; hooks calls its
-// conversion webhook, if it has one.
-func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() bool, hooks *webhookclient.Client) ([]*registry.Resource, error) {
+// conversion webhook, if it has one. A schema server-side apply cannot type
+// is applied with deduced types (every list atomic), with a warning.
+func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() bool, hooks *webhookclient.Client,
+	log *zap.Logger) ([]*registry.Resource, error) {
 	names := c.Status.AcceptedNames
 	conv, err := conversionOf(c, hooks)
 	if err != nil {
@@ -27,7 +30,7 @@ func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() b
 		if !v.Served {
 			continue
 		}
-		r, err := versionResource(c, names, v)
+		r, err := versionResource(c, names, v, log)
 		if err != nil {
 			return nil, fmt.Errorf("%s version %s: %w", c.Name, v.Name, err)
 		}
@@ -38,7 +41,7 @@ func Resources(c *apiextensionsv1.CustomResourceDefinition, terminating func() b
 }
 
 func versionResource(c *apiextensionsv1.CustomResourceDefinition, names apiextensionsv1.CustomResourceDefinitionNames,
-	v apiextensionsv1.CustomResourceDefinitionVersion) (*registry.Resource, error) {
+	v apiextensionsv1.CustomResourceDefinitionVersion, log *zap.Logger) (*registry.Resource, error) {
 	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 		return nil, fmt.Errorf("no schema")
 	}
@@ -64,6 +67,7 @@ func versionResource(c *apiextensionsv1.CustomResourceDefinition, names apiexten
 		NewList:       func() runtime.Object { return &unstructured.UnstructuredList{} },
 		PruneUnknown:  sch.Prune,
 		DefaultOnRead: true,
+		ApplyTypes:    newLazyApplyTypes(c, v, sch.Structural, log),
 		Strategy: &strategy{namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped, hasStatus: hasStatus,
 			schema: sch, table: tbl, selectable: newSelectable(v.SelectableFields)},
 	}

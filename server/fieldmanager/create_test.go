@@ -60,7 +60,7 @@ func TestTrackCreateMatchesUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
-		fm, err := m.For(gvks[0], "", false, nil)
+		fm, err := m.For(gvks[0], "", false, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func benchConfigMap() *corev1.ConfigMap {
 func BenchmarkCreateFields(b *testing.B) {
 	m := New(scheme.Scheme)
 	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
-	fm, err := m.For(gvk, "", false, nil)
+	fm, err := m.For(gvk, "", false, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type Managers struct {
 	typed  managedfields.TypeConverter
 	err    error
 	mu     sync.Mutex
-	cache  map[key]*managedfields.FieldManager
+	cache  map[key]entry
 	// stripped are the fields no manager owns (TrackCreate).
 	stripped *fieldpath.Set
 	empty    map[schema.GroupVersionKind]*typed.TypedValue
@@ -36,9 +36,16 @@ type key struct {
 	subresource string
 }
 
+// entry is a cached FieldManager and the custom type converter it was
+// built with (a CRD's new schema brings a new one).
+type entry struct {
+	fm    *managedfields.FieldManager
+	types managedfields.TypeConverter
+}
+
 // New returns the cache over the API server's scheme.
 func New(scheme *runtime.Scheme) *Managers {
-	return &Managers{scheme: scheme, cache: map[key]*managedfields.FieldManager{}, stripped: strippedFields(),
+	return &Managers{scheme: scheme, cache: map[key]entry{}, stripped: strippedFields(),
 		empty: map[schema.GroupVersionKind]*typed.TypedValue{}}
 }
 
@@ -57,18 +64,24 @@ func (m *Managers) builtin() (managedfields.TypeConverter, error) {
 }
 
 // For returns the FieldManager of gvk's subresource ("" or "status");
-// custom marks unstructured custom resources.
-func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, custom bool, def Defaulter) (*managedfields.FieldManager, error) {
+// custom marks unstructured custom resources, whose apply types come from
+// their schema (types; nil: deduced, every list atomic).
+func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, custom bool, def Defaulter,
+	types managedfields.TypeConverter) (*managedfields.FieldManager, error) {
 	k := key{gvk, subresource}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if fm := m.cache[k]; fm != nil {
-		return fm, nil
+	if e, ok := m.cache[k]; ok && e.types == types {
+		return e.fm, nil
 	}
 	var fm *managedfields.FieldManager
 	var err error
 	if custom {
-		fm, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), unstructuredConverter{},
+		tc := types
+		if tc == nil {
+			tc = managedfields.NewDeducedTypeConverter()
+		}
+		fm, err = managedfields.NewDefaultCRDFieldManager(tc, unstructuredConverter{},
 			defaulter(def), unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, nil)
 	} else {
 		var tc managedfields.TypeConverter
@@ -80,7 +93,7 @@ func (m *Managers) For(gvk schema.GroupVersionKind, subresource string, custom b
 	if err != nil {
 		return nil, fmt.Errorf("field manager for %s: %w", gvk, err)
 	}
-	m.cache[k] = fm
+	m.cache[k] = entry{fm: fm, types: types}
 	return fm, nil
 }
 

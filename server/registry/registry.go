@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/orch/orch/datastore"
@@ -56,6 +57,10 @@ type Resource struct {
 	// the store (custom resources: a default added to the schema shows on
 	// objects stored before, as upstream's storage decoder does).
 	DefaultOnRead bool
+	// ApplyTypes, on custom resources, is the server-side apply type
+	// converter built from the schema (list-type map/set, map-type atomic
+	// merge as declared); nil: the deduced one (every list atomic).
+	ApplyTypes managedfields.TypeConverter
 	// StoredAs, on a built-in resource served in a version other than the
 	// one its objects are stored in (autoscaling/v1 HorizontalPodAutoscalers
 	// are kept as autoscaling/v2, events.k8s.io/v1 Events as core/v1 Events),

@@ -37,6 +37,10 @@ func widgetCRD(group string) *apiextensionsv1.CustomResourceDefinition {
 		"replicas": {Type: "integer", Minimum: ptr.To(0.0), Default: &apiextensionsv1.JSON{Raw: []byte("1")}},
 		"port":     {XIntOrString: true},
 		"color":    {Type: "string"},
+		"ports": {Type: "array", XListType: ptr.To("map"), XListMapKeys: []string{"name"},
+			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "object", Required: []string{"name"}, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"name": {Type: "string"}, "port": {Type: "integer"}}}}},
 	}
 	return &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group},
@@ -83,6 +87,40 @@ func testWidgetApplyValidation(t *testing.T, s *testutil.Server, group, ns strin
 	}
 	if _, err := apply(head+"unknownField: x\nspec:\n  size: small\n", "Warn"); err != nil {
 		t.Fatalf("unknown field under Warn: %v", err)
+	}
+}
+
+// testWidgetApplyListMap: server-side apply types a custom resource by its
+// schema, as upstream does: two managers' entries of an
+// x-kubernetes-list-type map list are merged by key (deduced types would
+// make the list atomic and the second apply a conflict), and changing
+// another manager's entry is a conflict naming it.
+func testWidgetApplyListMap(t *testing.T, s *testutil.Server, group, ns string) {
+	apply := func(manager, body string) (string, error) {
+		res := s.Clientset.Discovery().RESTClient().Patch(types.ApplyPatchType).
+			AbsPath("/apis", group, "v1", "namespaces", ns, "widgets", "ports").
+			Param("fieldManager", manager).Body([]byte(body)).Do(ctxT(t))
+		raw, _ := res.Raw()
+		return string(raw), res.Error()
+	}
+	head := "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: ports\nspec:\n  size: small\n  ports:\n"
+	if out, err := apply("a", head+"  - name: http\n    port: 80\n"); err != nil {
+		t.Fatalf("first apply: %v %s", err, out)
+	}
+	out, err := apply("b", head+"  - name: metrics\n    port: 9090\n")
+	if err != nil {
+		t.Fatalf("second manager's entry: %v %s", err, out)
+	}
+	if !strings.Contains(out, `"name":"http"`) || !strings.Contains(out, `"name":"metrics"`) {
+		t.Fatalf("entries not merged by key: %s", out)
+	}
+	out, err = apply("b", head+"  - name: metrics\n    port: 9090\n  - name: http\n    port: 8080\n")
+	if !apierrors.IsConflict(err) || !strings.Contains(out, `.spec.ports[name=\"http\"].port`) {
+		t.Fatalf("changing a's entry: %v %s", err, out)
+	}
+	out, err = apply("c", "apiVersion: "+group+"/v1\nkind: Widget\nmetadata:\n  name: ports\nspec:\n  size: small\n  replicas: many\n")
+	if !apierrors.IsBadRequest(err) || !strings.Contains(out, ".spec.replicas: expected numeric") {
+		t.Fatalf("a string for an integer: %v %s", err, out)
 	}
 }
 
@@ -176,6 +214,7 @@ func testCustomResources(t *testing.T, s *testutil.Server) {
 	t.Run("table", func(t *testing.T) { testWidgetTable(t, s, group, ns) })
 	t.Run("openapi v2", func(t *testing.T) { testWidgetOpenAPIV2(t, s, group) })
 	t.Run("apply field validation", func(t *testing.T) { testWidgetApplyValidation(t, s, group, ns) })
+	t.Run("apply merges list-map entries", func(t *testing.T) { testWidgetApplyListMap(t, s, group, ns) })
 	t.Run("bad CRDs", func(t *testing.T) { testBadCRDs(t, ext, group) })
 	t.Run("delete CRD", func(t *testing.T) { testDeleteCRD(t, ext, dyn, ns) })
 	t.Run("cluster scope and two versions", func(t *testing.T) { testClusterTwoVersions(t, ext, dyn, group) })
