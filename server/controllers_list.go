@@ -11,6 +11,7 @@ import (
 	"github.com/orch/orch/server/controllers/apfstatus"
 	"github.com/orch/orch/server/controllers/clusterroleaggregation"
 	"github.com/orch/orch/server/controllers/cronjob"
+	"github.com/orch/orch/server/controllers/csrcleaner"
 	"github.com/orch/orch/server/controllers/csrsigning"
 	"github.com/orch/orch/server/controllers/daemonset"
 	"github.com/orch/orch/server/controllers/deployment"
@@ -80,6 +81,7 @@ func sharedControllers() []sharedController {
 		}},
 		{"clusterrole-aggregation", func(kc *kit.Context) (runner, error) { return clusterroleaggregation.New(kc) }},
 		{"csrsigning", func(kc *kit.Context) (runner, error) { return csrsigning.New(kc, kc.Options.SignCSR) }},
+		{"csrcleaner", func(kc *kit.Context) (runner, error) { return csrcleaner.New(kc) }},
 		{"apf-status", func(kc *kit.Context) (runner, error) { return apfstatus.New(kc) }},
 		{"service-cidr", func(kc *kit.Context) (runner, error) { return servicecidr.New(kc) }},
 		{"ipaddresses", func(kc *kit.Context) (runner, error) { return servicecidr.NewIPAddresses(kc) }},
