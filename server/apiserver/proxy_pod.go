@@ -58,7 +58,10 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, rc *reqCtx, 
 	if sub == "" {
 		sub = rc.query.Get("path")
 	}
-	target.Path = utilnet.JoinPreservingTrailingSlash(target.Path+"/", sub)
+	// As upstream: <name>/proxy with neither a path nor a trailing slash
+	// leaves the location's path empty, and UpgradeAwareHandler answers a
+	// GET or HEAD with a 301 to <name>/proxy/.
+	target.Path = utilnet.JoinPreservingTrailingSlash(target.Path, sub)
 	target.RawQuery = r.URL.RawQuery
 	s.proxyTo(w, r, target, tr)
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -172,6 +174,19 @@ func rcPodProxy(t *testing.T, cs kubernetes.Interface, uid types.UID) {
 		Name(p.Name).Suffix("link.html").DoRaw(ctx)
 	if want := `href="/api/v1/namespaces/default/pods/` + p.Name + `/proxy/rewriteme"`; err != nil || !strings.Contains(string(body), want) {
 		t.Fatalf("pods/proxy/link.html: %q (%v), want %s", body, err, want)
+	}
+	// <name>/proxy without a trailing slash is a 301 to <name>/proxy/ (upstream's redirect)
+	rc := cs.CoreV1().RESTClient().(*rest.RESTClient)
+	noFollow := *rc.Client
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	u := rc.Get().Namespace("default").Resource("pods").SubResource("proxy").Name(p.Name).URL()
+	resp, err := noFollow.Get(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMovedPermanently || !strings.HasPrefix(resp.Header.Get("Location"), u.Path+"/") {
+		t.Fatalf("GET %s: %d to %q, want 301 to %s/", u.Path, resp.StatusCode, resp.Header.Get("Location"), u.Path)
 	}
 	_, err = cs.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").SubResource("proxy").
 		Name("rc-orphan:1").DoRaw(ctx)
