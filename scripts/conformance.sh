@@ -50,6 +50,7 @@ build() {
 		"$KIT/build.sh" images
 	fi
 	ORCH=$OUT/orch # per run: runs from several checkouts may share $CACHE
+	COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD || echo "+changes")
 	(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$ORCH" .)
 }
 
@@ -79,7 +80,7 @@ main() {
 	[ -z "$FOCUS" ] || args+=(-f "$FOCUS")
 	local rc=0
 	"$KIT/run.sh" "${args[@]}" ${EXTRA[@]+-- "${EXTRA[@]}"} || rc=$?
-	"$KIT/table.sh" "$OUT/report.json" "$NODES" "$(cd "$ROOT" && git rev-parse --short HEAD)" >"$OUT/table.md" || true
+	"$KIT/table.sh" "$OUT/report.json" "$NODES" "$COMMIT" >"$OUT/table.md" || true
 	cat "$OUT/table.md"
 	cp -r "$DIR/logs" "$OUT/orch-logs" 2>/dev/null || true
 	log "results in $OUT (rc $rc)"
