@@ -76,11 +76,12 @@ func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runt
 		AllowedClient: func(c *x509.Certificate) bool {
 			return c.Subject.CommonName == APIServerKubeletClientCN
 		},
-		PodLookup: kubeletapi.PodLookupFromRuntime(rt, k.GetPod),
-		Tokens:    apiReviews{client: x.client, node: cfg.NodeName},
-		Access:    apiReviews{client: x.client, node: cfg.NodeName},
-		Stats:     statsOf(cfg, x, rt, k),
-		Pods:      k.Pods,
+		PodLookup:  kubeletapi.PodLookupFromRuntime(rt, k.GetPod),
+		Tokens:     apiReviews{client: x.client, node: cfg.NodeName},
+		Access:     apiReviews{client: x.client, node: cfg.NodeName},
+		Stats:      statsOf(cfg, x, rt, k),
+		Pods:       k.Pods,
+		NodeLogDir: "/var/log",
 	})
 }
 

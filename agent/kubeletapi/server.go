@@ -62,6 +62,9 @@ type Config struct {
 	// Pods, when set, serves /pods: the pods bound to this node, as
 	// kubelet's /pods lists them.
 	Pods func() []*corev1.Pod
+	// NodeLogDir, when set, is served read-only under /logs/ (kubelet's
+	// /var/log; nodes/log, `kubectl get --raw .../nodes/<n>/proxy/logs/`).
+	NodeLogDir string
 }
 
 // Server is the agent's HTTPS API.
@@ -90,6 +93,9 @@ func New(log *zap.Logger, cfg Config) (*Server, error) {
 	if cfg.Pods != nil {
 		s.mux.HandleFunc("GET /pods", s.servePods)
 		s.mux.HandleFunc("GET /metrics", s.serveMetrics)
+	}
+	if cfg.NodeLogDir != "" {
+		s.mux.Handle("GET /logs/", http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.NodeLogDir))))
 	}
 	if cfg.Stats != nil {
 		s.mux.HandleFunc("GET /metrics/resource", s.serveResourceMetrics)

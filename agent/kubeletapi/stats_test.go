@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,8 @@ func (fakeReviews) ReviewToken(_ context.Context, tok string) (Caller, bool, err
 		return Caller{Name: "nobody"}, true, nil
 	case "proxy":
 		return Caller{Name: "proxy-user"}, true, nil
+	case "logs":
+		return Caller{Name: "log-reader"}, true, nil
 	}
 	return Caller{}, false, nil
 }
@@ -36,6 +40,9 @@ func (fakeReviews) ReviewToken(_ context.Context, tok string) (Caller, bool, err
 func (fakeReviews) Allowed(_ context.Context, c Caller, verb, sub string) (bool, error) {
 	if c.Name == "proxy-user" {
 		return verb == "get" && sub == "proxy", nil
+	}
+	if c.Name == "log-reader" {
+		return verb == "get" && sub == "log", nil
 	}
 	return c.Name == "system:serviceaccount:kube-system:metrics-server" && verb == "get" && (sub == "metrics" || sub == "stats"), nil
 }
@@ -57,7 +64,11 @@ func TestMetricsEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(zaptest.NewLogger(t), Config{Runtime: runtime.NewFake(), ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(),
+	logDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(logDir, "syslog"), []byte("booted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(zaptest.NewLogger(t), Config{Runtime: runtime.NewFake(), ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(), NodeLogDir: logDir,
 		PodLookup: func(string, string) (Pod, bool) { return Pod{}, false }, Tokens: fakeReviews{}, Access: fakeReviews{}, Stats: fakeStats{},
 		Pods: func() []*corev1.Pod {
 			return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
@@ -134,5 +145,15 @@ func TestMetricsEndpoints(t *testing.T) {
 	}
 	if code, body := get("/healthz", "proxy"); code != http.StatusOK || body != "ok" {
 		t.Fatalf("/healthz %d %s", code, body)
+	}
+	// /logs/: the node's log dir, for nodes/log
+	if code, body := get("/logs/", "logs"); code != http.StatusOK || !strings.Contains(body, `href="syslog"`) {
+		t.Fatalf("/logs/ %d %s", code, body)
+	}
+	if code, body := get("/logs/syslog", "logs"); code != http.StatusOK || body != "booted\n" {
+		t.Fatalf("/logs/syslog %d %q", code, body)
+	}
+	if code, _ := get("/logs/syslog", "proxy"); code != http.StatusForbidden {
+		t.Fatalf("/logs/ needs nodes/log: %d", code)
 	}
 }
