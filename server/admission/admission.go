@@ -41,10 +41,50 @@ type Attributes struct {
 	Options runtime.Object
 	DryRun  bool
 	User    *auth.User
+	// Equivalents lists the other served versions of the resource (a
+	// custom resource with several versions; nil: none). Webhooks with
+	// matchPolicy Equivalent whose rules name one of them see the request
+	// in that version.
+	Equivalents func() []Equivalent
 
 	mu       sync.Mutex
 	warnings []string
 	reinvoke reinvocation
+}
+
+// Equivalent is another version of a request's resource, and how objects
+// are converted to a version of it.
+type Equivalent struct {
+	Resource schema.GroupVersionResource
+	Kind     schema.GroupVersionKind
+	// Convert turns objs, in place, into version to.
+	Convert func(ctx context.Context, objs []runtime.Object, to schema.GroupVersion) error
+}
+
+// InVersion returns a's request as eq sees it: a new Attributes with
+// eq's resource and kind, and copies of the objects converted to its
+// version; its one Equivalent is a's version, the way back. Warnings and
+// reinvocation stay with a.
+func (a *Attributes) InVersion(ctx context.Context, eq Equivalent) (*Attributes, error) {
+	back := Equivalent{Resource: a.Resource, Kind: a.Kind, Convert: eq.Convert}
+	b := &Attributes{Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
+		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
+		Equivalents: func() []Equivalent { return []Equivalent{back} }}
+	var objs []runtime.Object
+	if a.Object != nil {
+		b.Object = a.Object.DeepCopyObject()
+		objs = append(objs, b.Object)
+	}
+	if a.OldObject != nil {
+		b.OldObject = a.OldObject.DeepCopyObject()
+		objs = append(objs, b.OldObject)
+	}
+	if len(objs) > 0 {
+		if err := eq.Convert(ctx, objs, eq.Kind.GroupVersion()); err != nil {
+			return nil, fmt.Errorf("converting to %s: %w", eq.Kind.GroupVersion(), err)
+		}
+	}
+	return b, nil
 }
 
 // AddWarning records a warning for the client (a Warning header).

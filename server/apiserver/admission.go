@@ -12,6 +12,7 @@ import (
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
 	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/registry"
 )
 
 // admissionAttributes describes a request to the admission chain.
@@ -36,6 +37,9 @@ func (s *Server) admissionAttributes(ctx context.Context, rc *reqCtx, op admissi
 	if u, ok := auth.UserFrom(ctx); ok {
 		a.User = u
 	}
+	if rc.res.Conversion != nil {
+		a.Equivalents = func() []admission.Equivalent { return s.equivalents(rc.res) }
+	}
 	switch op {
 	case admission.Create:
 		a.Options = &metav1.CreateOptions{}
@@ -51,6 +55,24 @@ func (s *Server) admissionAttributes(ctx context.Context, rc *reqCtx, op admissi
 		}
 	}
 	return a
+}
+
+// equivalents are the other served versions of a custom resource with
+// several versions, converted by its conversion (matchPolicy Equivalent).
+func (s *Server) equivalents(res *registry.Resource) []admission.Equivalent {
+	if s.cfg.Dynamic == nil {
+		return nil
+	}
+	var out []admission.Equivalent
+	for _, r := range s.cfg.Dynamic.Resources() {
+		if r.GroupVersion.Group != res.GroupVersion.Group || r.Resource != res.Resource ||
+			r.GroupVersion.Version == res.GroupVersion.Version || r.Conversion == nil {
+			continue
+		}
+		out = append(out, admission.Equivalent{Resource: r.GroupVersion.WithResource(r.Resource),
+			Kind: r.GroupVersion.WithKind(r.Kind), Convert: r.Conversion.Convert})
+	}
+	return out
 }
 
 // admit runs the mutating plug-ins and passes their warnings on.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
@@ -95,6 +96,66 @@ func testAdmissionWebhookDefaults(t *testing.T, s *testutil.Server) {
 
 func init() {
 	register("AdmissionWebhookCustomResource", testAdmissionWebhookCustomResource)
+	register("AdmissionWebhookEquivalentVersion", testAdmissionWebhookEquivalent)
+}
+
+// testAdmissionWebhookEquivalent: a webhook whose rules name v1 of a
+// custom resource served as v1 and v2 (matchPolicy Equivalent, the
+// default) also sees v2 requests, converted to v1 with requestKind v2; its
+// patch comes back in v2. Under matchPolicy Exact it does not.
+func testAdmissionWebhookEquivalent(t *testing.T, s *testutil.Server) {
+	ctx := ctxT(t)
+	ext, err := apiextclient.NewForConfig(s.Config)
+	must(t, err, "apiextensions client")
+	dyn, err := dynamic.NewForConfig(s.Config)
+	must(t, err, "dynamic client")
+	group := fmt.Sprintf("eq%04x.example.com", time.Now().UnixNano()&0xffff)
+	crd := widgetCRD(group)
+	v2 := *crd.Spec.Versions[0].DeepCopy()
+	v2.Name, v2.Storage = "v2", false
+	crd.Spec.Versions = append(crd.Spec.Versions, v2)
+	createEstablished(t, ext, crd)
+	ns := newNamespace(t, s.Clientset)
+	hs := newWebhookServer(t, "widgets."+ns+".svc")
+	cfgs := s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	hook := func(name string, policy admissionregistrationv1.MatchPolicyType) admissionregistrationv1.MutatingWebhook {
+		return admissionregistrationv1.MutatingWebhook{Name: name, MatchPolicy: &policy,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: hs.url("/mutate-version"), CABundle: hs.caPEM},
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"CREATE"},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: []string{"widgets"}}}},
+			NamespaceSelector: nsSelector(ns), ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"policy": string(policy)}},
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"}}
+	}
+	name := "it-equivalent-" + ns
+	_, err = cfgs.Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{hook("equivalent.orch.test", admissionregistrationv1.Equivalent),
+			hook("exact.orch.test", admissionregistrationv1.Exact)}}, metav1.CreateOptions{})
+	must(t, err, "webhook configuration")
+	t.Cleanup(func() { _ = cfgs.Delete(ctxT(t), name, metav1.DeleteOptions{}) })
+	create := func(version, policy string) *unstructured.Unstructured {
+		w := widget(group, "", map[string]interface{}{"size": "small"})
+		w.SetAPIVersion(group + "/" + version)
+		w.SetGenerateName("w-")
+		w.SetLabels(map[string]string{"policy": policy})
+		got, err := dyn.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: "widgets"}).Namespace(ns).
+			Create(ctx, w, metav1.CreateOptions{})
+		must(t, err, "create %s", version)
+		return got
+	}
+	waitFor(t, "the webhook to be called", func() error {
+		if create("v1", "Equivalent").GetLabels()["seen"] == "" {
+			return errString("not called yet")
+		}
+		return nil
+	})
+	for _, c := range []struct{ version, policy, want string }{
+		{"v1", "Equivalent", "v1-from-v1-obj-v1"}, {"v2", "Equivalent", "v1-from-v2-obj-v1"},
+		{"v1", "Exact", "v1-from-v1-obj-v1"}, {"v2", "Exact", ""}} {
+		got := create(c.version, c.policy)
+		if seen := got.GetLabels()["seen"]; seen != c.want || got.GetAPIVersion() != group+"/"+c.version {
+			t.Errorf("%s under %s: seen %q (want %q), apiVersion %s", c.version, c.policy, seen, c.want, got.GetAPIVersion())
+		}
+	}
 }
 
 // testAdmissionWebhookCustomResource: what a mutating webhook returns for

@@ -119,6 +119,13 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/mutate-b":
 		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels/b","value":"set"}]`)
 		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/mutate-version": // labels the versions it saw: kind, requestKind, the object's apiVersion
+		var tm metav1.TypeMeta
+		_ = json.Unmarshal(review.Request.Object.Raw, &tm)
+		_, objVersion, _ := strings.Cut(tm.APIVersion, "/")
+		seen := review.Request.Kind.Version + "-from-" + review.Request.RequestKind.Version + "-obj-" + objVersion
+		resp.Patch = []byte(`[{"op":"add","path":"/metadata/labels","value":{"seen":"` + seen + `"}}]`)
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/deny-connect":
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Code: 403, Message: fmt.Sprintf("%s of %s/%s to pod %s is not allowed",

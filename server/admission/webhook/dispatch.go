@@ -96,6 +96,7 @@ type hook struct {
 	key         string // identifies the compiled conditions
 	reinvoke    bool   // reinvocationPolicy IfNeeded (mutating)
 	review      string // the AdmissionReview apiVersion it speaks
+	equivalent  bool   // matchPolicy Equivalent (the default)
 }
 
 func mutatingHook(cfg *admissionregistrationv1.MutatingWebhookConfiguration, w *admissionregistrationv1.MutatingWebhook) hook {
@@ -103,13 +104,19 @@ func mutatingHook(cfg *admissionregistrationv1.MutatingWebhookConfiguration, w *
 		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "admit",
 		"m/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name,
 		w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy,
-		reviewVersion(w.AdmissionReviewVersions)}
+		reviewVersion(w.AdmissionReviewVersions), equivalent(w.MatchPolicy)}
 }
 
 func validatingHook(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, w *admissionregistrationv1.ValidatingWebhook) hook {
 	return hook{w.Name, w.ClientConfig, w.Rules, ignored(w.FailurePolicy), w.NamespaceSelector, w.ObjectSelector,
 		w.SideEffects, timeoutOf(w.TimeoutSeconds), w.MatchConditions, w.FailurePolicy, "validating",
-		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name, false, reviewVersion(w.AdmissionReviewVersions)}
+		"v/" + cfg.Name + "/" + cfg.ResourceVersion + "/" + w.Name, false, reviewVersion(w.AdmissionReviewVersions),
+		equivalent(w.MatchPolicy)}
+}
+
+// equivalent: matchPolicy Equivalent, the default.
+func equivalent(p *admissionregistrationv1.MatchPolicyType) bool {
+	return p == nil || *p == admissionregistrationv1.Equivalent
 }
 
 func timeoutOf(s *int32) time.Duration {
@@ -128,31 +135,66 @@ func exempt(a *admission.Attributes) bool {
 	return a.Resource.Group == admissionregistrationv1.GroupName
 }
 
-// matches reports whether h applies to a: rules, selectors, then
-// matchConditions (whose evaluation errors follow the failurePolicy).
-func (d *Dispatcher) matches(ctx context.Context, h hook, a *admission.Attributes) (bool, error) {
-	ruleOK := false
-	for _, r := range h.rules {
-		if ruleMatches(r, a) {
-			ruleOK = true
-			break
-		}
+// matches returns the request as h sees it when h applies to a (a itself,
+// or a in another version of the resource), nil when h does not apply:
+// rules, selectors, then matchConditions (whose evaluation errors follow
+// the failurePolicy).
+func (d *Dispatcher) matches(ctx context.Context, h hook, a *admission.Attributes) (*admission.Attributes, error) {
+	va, err := ruleVersion(ctx, h, a)
+	if va == nil || err != nil {
+		return nil, err
 	}
-	if !ruleOK {
-		return false, nil
-	}
-	ok, err := selectorsMatch(h.nsSel, h.objSel, a, d.src.get())
+	ok, err := selectorsMatch(h.nsSel, h.objSel, va, d.src.get())
 	if err != nil {
 		d.log.Warn("webhook selector", zap.String("webhook", h.name), zap.Error(err))
 	}
-	if !ok || len(h.conds) == 0 {
-		return ok, nil
+	if !ok {
+		return nil, nil
 	}
-	r := celcond.Match(ctx, d.matcher(h), a, d.authz)
+	if len(h.conds) == 0 {
+		return va, nil
+	}
+	r := celcond.Match(ctx, d.matcher(h), va, d.authz)
 	if r.Error != nil {
-		return false, d.failure(h, fmt.Errorf("failed to evaluate match conditions: %w", r.Error))
+		return nil, d.failure(h, fmt.Errorf("failed to evaluate match conditions: %w", r.Error))
 	}
-	return r.Matches, nil
+	if !r.Matches {
+		return nil, nil
+	}
+	return va, nil
+}
+
+// ruleVersion is a when one of h's rules names the request's version;
+// else, under matchPolicy Equivalent, a converted to the first other
+// version of the resource a rule names (upstream's equivalent matching).
+func ruleVersion(ctx context.Context, h hook, a *admission.Attributes) (*admission.Attributes, error) {
+	if rulesMatch(h.rules, a) {
+		return a, nil
+	}
+	if !h.equivalent || a.Equivalents == nil {
+		return nil, nil
+	}
+	for _, eq := range a.Equivalents() {
+		probe := &admission.Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace}
+		if !rulesMatch(h.rules, probe) {
+			continue
+		}
+		va, err := a.InVersion(ctx, eq)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("webhook %q: %w", h.name, err))
+		}
+		return va, nil
+	}
+	return nil, nil
+}
+
+func rulesMatch(rules []admissionregistrationv1.RuleWithOperations, a *admission.Attributes) bool {
+	for _, r := range rules {
+		if ruleMatches(r, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // matcher is h's compiled matchConditions, compiled once per webhook and
@@ -185,14 +227,14 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 			if a.IsReinvoke() && !rc.reinvoke.Has(h.key) {
 				continue
 			}
-			ok, err := d.matches(ctx, h, a)
+			va, err := d.matches(ctx, h, a)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if va == nil {
 				continue
 			}
-			changed, err := d.callMutating(ctx, h, a)
+			changed, err := d.callMutating(ctx, h, a, va)
 			if err != nil {
 				return err
 			}
@@ -208,10 +250,10 @@ func (d *Dispatcher) mutate(ctx context.Context, a *admission.Attributes) error 
 	return nil
 }
 
-// callMutating calls h and applies its patch; changed reports that the
-// patch changed the object.
-func (d *Dispatcher) callMutating(ctx context.Context, h hook, a *admission.Attributes) (changed bool, err error) {
-	review, err := newReview(a)
+// callMutating calls h with va (a as h sees it) and applies its patch to
+// a; changed reports that the patch changed the object.
+func (d *Dispatcher) callMutating(ctx context.Context, h hook, a, va *admission.Attributes) (changed bool, err error) {
+	review, err := newReview(va, a)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -222,44 +264,74 @@ func (d *Dispatcher) callMutating(ctx context.Context, h hook, a *admission.Attr
 	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
 		return false, d.failure(h, fmt.Errorf("unsupported patch type %v", resp.PatchType))
 	}
-	changed, err = applyPatch(a.Object, review.Request.Object.Raw, resp.Patch)
+	changed, err = applyPatch(va.Object, review.Request.Object.Raw, resp.Patch)
+	if err == nil && changed && va != a {
+		err = convertBack(ctx, a, va)
+	}
 	if err != nil {
 		return false, apierrors.NewInternalError(fmt.Errorf("applying the patch of webhook %q: %w", h.name, err))
 	}
 	return changed, nil
 }
 
+// convertBack converts the patched va.Object to a's version and makes it
+// a's object.
+func convertBack(ctx context.Context, a, va *admission.Attributes) error {
+	back := va.Equivalents()[0]
+	if err := back.Convert(ctx, []runtime.Object{va.Object}, a.Kind.GroupVersion()); err != nil {
+		return err
+	}
+	dst, ok1 := a.Object.(*unstructured.Unstructured)
+	src, ok2 := va.Object.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("cannot carry a %T patched in another version back", a.Object)
+	}
+	dst.Object = src.Object
+	return nil
+}
+
 func (d *Dispatcher) validate(ctx context.Context, a *admission.Attributes) error {
 	if exempt(a) {
 		return nil
 	}
-	var hooks []hook
+	type matched struct {
+		h  hook
+		va *admission.Attributes
+	}
+	var hooks []matched
 	for _, cfg := range d.src.get().Validating() {
 		for _, w := range cfg.Webhooks {
 			h := validatingHook(cfg, &w)
-			ok, err := d.matches(ctx, h, a)
+			va, err := d.matches(ctx, h, a)
 			if err != nil {
 				return err
 			}
-			if ok {
-				hooks = append(hooks, h)
+			if va != nil {
+				hooks = append(hooks, matched{h, va})
 			}
 		}
 	}
 	if len(hooks) == 0 {
 		return nil
 	}
-	review, err := newReview(a)
+	shared, err := newReview(a, a) // for the hooks that see the request's own version
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
 	errs := make([]error, len(hooks))
 	var wg sync.WaitGroup
-	for i, h := range hooks {
+	for i, m := range hooks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = d.callValidating(ctx, h, a, review)
+			review := shared
+			if m.va != a {
+				if review, errs[i] = newReview(m.va, a); errs[i] != nil {
+					errs[i] = apierrors.NewInternalError(errs[i])
+					return
+				}
+			}
+			errs[i] = d.callValidating(ctx, m.h, a, review)
 		}()
 	}
 	wg.Wait()
@@ -344,13 +416,17 @@ func denied(name string, st *metav1.Status) error {
 	return &apierrors.StatusError{ErrStatus: out}
 }
 
-// newReview builds the AdmissionReview v1 request of a.
-func newReview(a *admission.Attributes) (*admissionv1.AdmissionReview, error) {
+// newReview builds the AdmissionReview v1 request of a as the webhook sees
+// it (the request itself, or the request in an equivalent version);
+// requestKind and requestResource are those of the request itself, orig.
+func newReview(a, orig *admission.Attributes) (*admissionv1.AdmissionReview, error) {
 	kind := metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind}
 	res := metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource}
+	rkind := metav1.GroupVersionKind{Group: orig.Kind.Group, Version: orig.Kind.Version, Kind: orig.Kind.Kind}
+	rres := metav1.GroupVersionResource{Group: orig.Resource.Group, Version: orig.Resource.Version, Resource: orig.Resource.Resource}
 	req := &admissionv1.AdmissionRequest{
 		UID: uuid.NewUUID(), Kind: kind, Resource: res, SubResource: a.Subresource,
-		RequestKind: &kind, RequestResource: &res, RequestSubResource: a.Subresource,
+		RequestKind: &rkind, RequestResource: &rres, RequestSubResource: a.Subresource,
 		Name: a.Name, Namespace: a.Namespace, Operation: admissionv1.Operation(a.Operation),
 		DryRun: &a.DryRun,
 	}
