@@ -11,9 +11,11 @@
 // 16 bindings in flight): first each WaitForFirstConsumer claim gets
 // volume.kubernetes.io/selected-node=<node> (the provisioner's cue), then
 // the pods/binding subresource is posted. A pod that fits nowhere runs
-// scheduler.Preempt: the victims get a DisruptionTarget condition, are
-// deleted with their own grace period and get a Preempted event, and the
-// pod gets status.nominatedNodeName. It also gets PodScheduled=False
+// scheduler.Preempt: the pod's nominated node is recorded in memory first
+// (upstream's nominator: the room stays reserved for it even before its
+// status shows the nomination), the victims get a DisruptionTarget
+// condition, are deleted with their own grace period and get a Preempted
+// event, and the pod gets status.nominatedNodeName. It also gets PodScheduled=False
 // (reason Unschedulable, kube-scheduler's message) and a FailedScheduling
 // event, and waits for a cluster event that may help it (a coarse form of
 // upstream's queueing hints: node added or changed in what scheduling

@@ -82,13 +82,14 @@ func (r *run) podHandlers() cache.ResourceEventHandlerFuncs {
 // bound or relabelled pod requeues pods waiting on pod affinity/spread.
 func (r *run) podChanged(old, pod *corev1.Pod) {
 	k := key(pod)
-	r.mu.Lock()
-	if pending(pod) && pod.Status.NominatedNodeName != "" {
-		r.nominatedKeys[k] = struct{}{}
-	} else {
-		delete(r.nominatedKeys, k)
+	// An update without a nominated node keeps the room preemption reserved
+	// in memory (upstream's nominator): it may predate the status write.
+	switch {
+	case !pending(pod):
+		r.nominate(k, "")
+	case pod.Status.NominatedNodeName != "":
+		r.nominate(k, pod.Status.NominatedNodeName)
 	}
-	r.mu.Unlock()
 	if !pending(pod) {
 		r.forget(k)
 		if pod.Spec.NodeName != "" && (old == nil || old.Spec.NodeName == "" || !reflect.DeepEqual(old.Labels, pod.Labels)) {

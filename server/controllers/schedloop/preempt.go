@@ -19,6 +19,7 @@ import (
 // DisruptionTarget condition (reason PreemptionByScheduler), a delete with
 // the victim's own grace period and a Preempted event on the victim.
 func (r *run) preempt(ctx context.Context, pod *corev1.Pod, pre *scheduler.Preemption) error {
+	r.nominate(key(pod), pre.Node) // before the victims go: their replacements must not take the room
 	for _, v := range pre.Victims {
 		if err := r.evict(ctx, v); err != nil {
 			return err
@@ -41,6 +42,7 @@ func (r *run) clearLowerNominations(ctx context.Context, pod *corev1.Pod, node s
 		if p.Status.NominatedNodeName != node || !pending(p) || key(p) == key(pod) || scheduler.PodPriority(p) >= prio {
 			continue
 		}
+		r.nominate(key(p), "")
 		c := p.DeepCopy()
 		c.Status.NominatedNodeName = ""
 		if _, err := r.c.cfg.Client.CoreV1().Pods(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {

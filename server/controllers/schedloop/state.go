@@ -48,9 +48,12 @@ type run struct {
 	unschedulable map[string]hint        // waiting for one of these events
 	events        eventCounts            // events seen, for those in flight
 	written       map[string]string      // PodScheduled message (and nomination) last written
-	nominatedKeys map[string]struct{}    // pending pods with status.nominatedNodeName
-	dirty         map[string]bool        // nodes whose NodeInfo must be rebuilt
-	nodesChanged  bool
+	// nominated is the nominator: pending pods' nominated nodes, from
+	// status.nominatedNodeName or set by preemption before the victims go
+	// (the status lands in the cache later; until then the room is kept).
+	nominated    map[string]string
+	dirty        map[string]bool // nodes whose NodeInfo must be rebuilt
+	nodesChanged bool
 
 	cache   nodeCache // worker only
 	podsIdx cache.Indexer
@@ -72,8 +75,8 @@ func (c *Controller) register(kc *kit.Context) (*run, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName}),
 		recorder: kc.Recorder(SchedulerName),
 		assumed:  map[string]*corev1.Pod{}, unschedulable: map[string]hint{}, written: map[string]string{}, dirty: map[string]bool{},
-		nominatedKeys: map[string]struct{}{},
-		cache:         nodeCache{infos: map[string]*scheduler.NodeInfo{}}, binding: make(chan struct{}, maxBindings),
+		nominated: map[string]string{},
+		cache:     nodeCache{infos: map[string]*scheduler.NodeInfo{}}, binding: make(chan struct{}, maxBindings),
 		l: listers{pods: core.Pods().Lister(), nodes: core.Nodes().Lister(), namespaces: core.Namespaces().Lister(),
 			pvcs: core.PersistentVolumeClaims().Lister(), pvs: core.PersistentVolumes().Lister(),
 			classes: storage.StorageClasses().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
@@ -133,7 +136,18 @@ func (r *run) forget(k string) {
 	delete(r.assumed, k)
 	delete(r.unschedulable, k)
 	delete(r.written, k)
-	delete(r.nominatedKeys, k)
+	delete(r.nominated, k)
+}
+
+// nominate records in memory that pod's room is on node ("" drops it).
+func (r *run) nominate(k, node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if node == "" {
+		delete(r.nominated, k)
+		return
+	}
+	r.nominated[k] = node
 }
 
 // expireAssumed drops assumed pods the pod cache shows bound (or gone),
@@ -169,7 +183,7 @@ func (r *run) snapshot(pod *corev1.Pod) (*scheduler.Snapshot, error) {
 		return nil, err
 	}
 	snap := scheduler.NewSnapshotFromInfos(infos)
-	extra := append(r.nominated(pod), assumed...)
+	extra := append(r.nominatedPods(pod), assumed...)
 	for _, p := range extra {
 		_ = snap.AssumePod(p, p.Spec.NodeName) // a vanished node: nothing to hold
 	}
@@ -184,26 +198,26 @@ func (r *run) snapshot(pod *corev1.Pod) (*scheduler.Snapshot, error) {
 	return snap, nil
 }
 
-// nominated returns copies, placed on their nominated node, of the
+// nominatedPods returns copies, placed on their nominated node, of the
 // pending pods other than pod that preemption made room for and that
 // pod must not take the room of (priority >= pod's).
-func (r *run) nominated(pod *corev1.Pod) []*corev1.Pod {
+func (r *run) nominatedPods(pod *corev1.Pod) []*corev1.Pod {
 	r.mu.Lock()
-	keys := make([]string, 0, len(r.nominatedKeys))
-	for k := range r.nominatedKeys {
-		keys = append(keys, k)
+	nodes := make(map[string]string, len(r.nominated))
+	for k, n := range r.nominated {
+		nodes[k] = n
 	}
 	r.mu.Unlock()
 	var out []*corev1.Pod
 	prio := scheduler.PodPriority(pod)
-	for _, k := range keys {
+	for k, node := range nodes {
 		ns, name, _ := cache.SplitMetaNamespaceKey(k)
 		p, err := r.l.pods.Pods(ns).Get(name)
-		if err != nil || p.Status.NominatedNodeName == "" || !pending(p) || k == key(pod) || scheduler.PodPriority(p) < prio {
+		if err != nil || !pending(p) || k == key(pod) || scheduler.PodPriority(p) < prio {
 			continue
 		}
 		c := p.DeepCopy()
-		c.Spec.NodeName = p.Status.NominatedNodeName
+		c.Spec.NodeName = node
 		out = append(out, c)
 	}
 	return out

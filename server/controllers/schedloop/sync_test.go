@@ -2,13 +2,17 @@ package schedloop
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 func TestScheduleOne(t *testing.T) {
@@ -96,4 +100,41 @@ func TestRetryOnNodeAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "binding to n2", func() bool { return bindings(client)["big"] == "n2" })
+}
+
+// TestNominationHeldInMemory: preemption reserves the room it made before
+// the preemptor's status.nominatedNodeName shows in the cache (here it
+// never does, and the preemptor cannot bind), so a lower-priority pod
+// created after the victim is gone does not take that room.
+func TestNominationHeldInMemory(t *testing.T) {
+	busy := pod("busy", "1500m")
+	busy.Spec.NodeName = "n1"
+	vip := pod("vip", "1")
+	vip.Spec.Priority = ptr.To[int32](1000)
+	client := fake.NewClientset(node("n1", "2"), busy, vip)
+	bindReactor(client, true)
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "binding" && a.(k8stesting.CreateAction).GetObject().(*corev1.Binding).Name == "vip" {
+			return true, nil, errors.New("vip does not bind in this test")
+		}
+		return false, nil, nil
+	})
+	client.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && a.(k8stesting.UpdateAction).GetObject().(*corev1.Pod).Name == "vip" {
+			return true, a.(k8stesting.UpdateAction).GetObject(), nil // accepted, never stored
+		}
+		return false, nil, nil
+	})
+	start(t, client)
+	waitFor(t, "busy preempted", func() bool {
+		_, err := client.CoreV1().Pods("default").Get(context.Background(), "busy", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), pod("filler", "1500m"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if n := bindings(client)["filler"]; n != "" {
+		t.Fatalf("filler bound to %s, into the room kept for vip", n)
+	}
 }
