@@ -70,6 +70,25 @@ func (c *Controller) desired(st *state) int {
 	return n
 }
 
+// wantedNodes is st.byNode plus an empty entry for each node that should
+// run a daemon pod and has none (upstream's updatedDesiredNodeCounts): a
+// node whose old pod is gone and whose new one the cache does not show
+// yet counts against maxUnavailable.
+func wantedNodes(st *state) map[string][]*corev1.Pod {
+	out := make(map[string][]*corev1.Pod, len(st.nodes))
+	for node, pods := range st.byNode {
+		out[node] = pods
+	}
+	for _, node := range st.nodes {
+		if run, _ := shouldRun(node, st.spec); run {
+			if _, ok := out[node.Name]; !ok {
+				out[node.Name] = nil
+			}
+		}
+	}
+	return out
+}
+
 // rollingUpdate replaces old pods within the budgets (upstream's rollingUpdate).
 func (c *Controller) rollingUpdate(ctx context.Context, st *state) error {
 	surge, unavailable := budgets(st.ds, c.desired(st))
@@ -87,7 +106,7 @@ func (c *Controller) replaceInPlace(st *state, maxUnavailable int) []*corev1.Pod
 	now, minReady := c.now(), st.ds.Spec.MinReadySeconds
 	numUnavailable := 0
 	var replace, candidates []*corev1.Pod
-	for _, pods := range st.byNode {
+	for _, pods := range wantedNodes(st) {
 		cur, old, ok := splitPods(st, pods)
 		switch {
 		case !ok, cur == nil && old == nil, cur != nil && old != nil:
@@ -114,7 +133,7 @@ func (c *Controller) replaceWithSurge(st *state, maxSurge int) (del []*corev1.Po
 	now, minReady := c.now(), st.ds.Spec.MinReadySeconds
 	numSurge := 0
 	var candidates []string
-	for node, pods := range st.byNode {
+	for node, pods := range wantedNodes(st) {
 		cur, old, ok := splitPods(st, pods)
 		switch {
 		case !ok:
