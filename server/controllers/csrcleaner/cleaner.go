@@ -39,10 +39,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	inf := kc.Informers.Certificates().V1().CertificateSigningRequests()
 	c := &Controller{kc: kc, log: kc.Logger.Named("csrcleaner"), q: kit.NewQueue("csrcleaner"),
 		csrs: inf.Lister(), synced: inf.Informer().HasSynced, now: time.Now}
-	add := func(o any) { kit.Enqueue(c.q, o) }
-	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: add, UpdateFunc: func(_, o any) { add(o) },
-	}); err != nil {
+	if _, err := inf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("csr handler: %w", err)
 	}
 	return c, nil
