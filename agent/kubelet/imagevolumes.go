@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -46,11 +45,5 @@ func (iv ImageVolumes) ReleaseImages(ctx context.Context, uid types.UID) error {
 
 // auth is the login for ref in the pod's imagePullSecrets that exist.
 func (iv ImageVolumes) auth(ctx context.Context, pod *corev1.Pod, ref string) *images.Auth {
-	var secrets []*corev1.Secret
-	for _, r := range pod.Spec.ImagePullSecrets {
-		if s, err := iv.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err == nil {
-			secrets = append(secrets, s)
-		}
-	}
-	return pullAuth(ref, secrets)
+	return pullAuth(ref, readPullSecrets(ctx, iv.Client, pod, nil))
 }

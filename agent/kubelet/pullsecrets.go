@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/agent/images"
 )
@@ -76,12 +77,22 @@ func pullAuth(ref string, secrets []*corev1.Secret) *images.Auth {
 // pullSecrets reads the pod's imagePullSecrets; missing ones are skipped,
 // as kubelet does (with a warning event).
 func (k *Kubelet) pullSecrets(ctx context.Context, pod *corev1.Pod) []*corev1.Secret {
+	return readPullSecrets(ctx, k.cfg.Client, pod, func(name string) {
+		k.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", name)
+	})
+}
+
+// readPullSecrets reads the pod's imagePullSecrets that exist; missing
+// (if not nil) hears of each one that could not be read.
+func readPullSecrets(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, missing func(name string)) []*corev1.Secret {
 	var out []*corev1.Secret
 	for _, ref := range pod.Spec.ImagePullSecrets {
-		s, err := k.cfg.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		s, err := client.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
-			k.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
-				"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", ref.Name)
+			if missing != nil {
+				missing(ref.Name)
+			}
 			continue
 		}
 		out = append(out, s)
