@@ -152,6 +152,9 @@ func (m *MemStore) Count(ctx context.Context, prefix string) (int64, error) {
 	return int64(len(m.sortedKeys(prefix))), nil
 }
 
+// Sync implements Store: a MemStore's reads are always current.
+func (m *MemStore) Sync(ctx context.Context) error { return ctx.Err() }
+
 // Revision implements Store.
 func (m *MemStore) Revision() int64 {
 	m.mu.RLock()

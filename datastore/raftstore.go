@@ -116,6 +116,18 @@ func (s *RaftStore) Count(ctx context.Context, prefix string) (int64, error) {
 	return n, nil
 }
 
+// Sync implements Store. On a single voter the local state is current; a
+// cluster of several servers reads through the leader's read index.
+func (s *RaftStore) Sync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isClosed() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Revision implements Store.
 func (s *RaftStore) Revision() int64 { return s.fsm.rev.Load() }
 

@@ -104,6 +104,11 @@ type Store interface {
 	Count(ctx context.Context, prefix string) (int64, error)
 	// Revision is the current applied store revision.
 	Revision() int64
+	// Sync waits until this server's local reads reflect every write
+	// acknowledged (on any server) before Sync was called: a quorum read is
+	// Sync followed by Get/List. Stores whose reads are always current
+	// return nil at once.
+	Sync(ctx context.Context) error
 
 	// Watch streams events for keys with prefix whose revision is > fromRev
 	// (fromRev 0 = from now). It fails with ErrCompacted when fromRev is older
