@@ -16,7 +16,7 @@
 #   scripts/testcluster.sh down --name ID                 # remove everything; idempotent
 #
 # Fault injection on server nodes (for test/reliability):
-#   kill-server  --name ID --node I             # SIGKILL node I's orch server
+#   kill-server  --name ID --node I             # SIGKILL node I's orch server; prints KILLED_AT=<unix ns>
 #   start-server --name ID --node I             # start it again with the same arguments
 #   partition    --name ID --node I [--from J,K] # DROP all traffic between node I and nodes J,K
 #                                                # (default: every other node), inside the netns
@@ -383,6 +383,7 @@ kill_server() {
 	pid=$(server_pid "$NODE")
 	[ -n "$pid" ] || return 0
 	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+	echo "KILLED_AT=$(date +%s%N)" # when the signal went out (the exit takes a while longer)
 	while kill -0 "$pid" 2>/dev/null; do
 		n=$((n + 1))
 		[ $n -lt 100 ] || die "server $NODE (pid $pid) still alive after SIGKILL"

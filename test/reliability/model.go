@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -145,7 +146,9 @@ func stepUpdate(s state, in Input, out Output) []state {
 			return []state{s.with(true, in.Value, rvOrUnknown(out.RV))}
 		}
 	case Conflict:
-		if s.exists && (s.rv == rvUnknown || s.rv != in.RV) {
+		// 409 when the precondition fails; also when the key is gone (a
+		// delete won the race after the server read it: upstream says 404).
+		if !s.exists || s.rv == rvUnknown || s.rv != in.RV {
 			return []state{s}
 		}
 	case NotFound:
@@ -168,8 +171,8 @@ func stepDelete(s state, in Input, out Output) []state {
 		if applies && s.newer(out.RV) {
 			return []state{s.with(false, "", out.RV)}
 		}
-	case Conflict:
-		if s.exists && in.RV != 0 && (s.rv == rvUnknown || s.rv != in.RV) {
+	case Conflict: // only with a precondition; as for update, also when gone
+		if in.RV != 0 && (!s.exists || s.rv == rvUnknown || s.rv != in.RV) {
 			return []state{s}
 		}
 	case NotFound:
@@ -285,4 +288,74 @@ func duplicateRVs(h []Op) []int64 {
 		seen[op.Output.RV] = true
 	}
 	return dups
+}
+
+// IllegalKeys checks each key on its own and describes the history of the
+// first key that is not linearizable, in call order, for the test log.
+func IllegalKeys(h []Op, timeout time.Duration) string {
+	byKey := map[string][]Op{}
+	for _, op := range h {
+		byKey[op.Input.Key] = append(byKey[op.Input.Key], op)
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ops := byKey[k]
+		if porcupine.CheckOperationsTimeout(Model(), Porcupine(ops), timeout) != porcupine.Illegal {
+			continue
+		}
+		return describeIllegal(k, ops, timeout)
+	}
+	return "no single key is illegal on its own"
+}
+
+// describeIllegal prints the longest linearizable prefix's end and the
+// operations that could not follow it.
+func describeIllegal(key string, ops []Op, timeout time.Duration) string {
+	pops := Porcupine(ops)
+	_, info := porcupine.CheckOperationsVerbose(Model(), pops, timeout)
+	var longest []int
+	for _, part := range info.PartialLinearizations() {
+		for _, lin := range part {
+			if len(lin) > len(longest) {
+				longest = lin
+			}
+		}
+	}
+	in := map[int]bool{}
+	for _, i := range longest {
+		in[i] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "key %s is not linearizable (%d operations); the longest linearizable prefix has %d, ending:\n",
+		key, len(ops), len(longest))
+	for _, i := range longest[max(0, len(longest)-8):] {
+		b.WriteString(describeOp(ops[i]))
+	}
+	// The operation that could not be placed: the earliest-returning one left.
+	first := -1
+	for i := range ops {
+		if !in[i] && (first < 0 || pops[i].Return < pops[first].Return) {
+			first = i
+		}
+	}
+	if first >= 0 {
+		b.WriteString("then none of these fits; first to return:\n")
+		b.WriteString(describeOp(ops[first]))
+		b.WriteString("concurrent with it:\n")
+		for i := range ops {
+			if !in[i] && i != first && pops[i].Call <= pops[first].Return {
+				b.WriteString(describeOp(ops[i]))
+			}
+		}
+	}
+	return b.String()
+}
+
+func describeOp(op Op) string {
+	return fmt.Sprintf("  [%v, %v] client %d: %s(%q, rv=%d) -> %s %q rv=%d\n", op.Call, op.Return, op.Client,
+		op.Input.Kind, op.Input.Value, op.Input.RV, op.Output.Result, op.Output.Value, op.Output.RV)
 }

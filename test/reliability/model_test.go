@@ -58,6 +58,13 @@ func TestCheckLinearizable(t *testing.T) {
 			op(0, update("a", "v2", 10), unknown, 2, 3),
 			op(1, get("a"), read("v1", 10), 4, 5),
 		}},
+		{"CAS update racing a delete gets 409 (or 404)", []Op{
+			op(0, create("a", "v1"), ok(10), 0, 1),
+			op(0, del("a", 0), ok(11), 2, 5),
+			op(1, update("a", "x", 10), conflict, 3, 6),
+			op(1, update("a", "y", 10), notFound, 7, 8),
+			op(1, del("a", 10), conflict, 9, 10),
+		}},
 		{"keys are independent", []Op{
 			op(0, create("a", "v1"), ok(10), 0, 1),
 			op(1, create("b", "w1"), ok(11), 0, 1),
