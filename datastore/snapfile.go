@@ -53,17 +53,19 @@ type SnapshotMeta struct {
 // SaveSnapshot writes a consistent image of the applied state to w, followed
 // by its metadata. The image is one bbolt read transaction: it holds exactly
 // the writes applied when it began, which include every write acknowledged
-// before the call (writes are acknowledged only after they are applied).
+// before the call (writes are acknowledged only after they are applied; on
+// a follower, Sync first waits until the local state has caught up with the
+// leader's commit index).
 func (s *RaftStore) SaveSnapshot(ctx context.Context, w io.Writer) (SnapshotMeta, error) {
-	if err := ctx.Err(); err != nil {
-		return SnapshotMeta{}, err
+	if err := s.Sync(ctx); err != nil {
+		return SnapshotMeta{}, fmt.Errorf("snapshot: %w", err)
 	}
 	tx, err := s.fsm.readTx()
 	if err != nil {
 		return SnapshotMeta{}, fmt.Errorf("snapshot: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	meta := SnapshotMeta{Format: snapshotFormat, Node: s.id, Created: time.Now().UTC(), Size: tx.Size()}
+	meta := SnapshotMeta{Format: snapshotFormat, Node: s.id, Created: time.Now().UTC()}
 	meta.Revision, meta.RaftIndex = readMeta(tx)
 	h := sha256.New()
 	n, err := tx.WriteTo(io.MultiWriter(w, h))
