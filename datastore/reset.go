@@ -3,7 +3,6 @@ package datastore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -202,7 +201,6 @@ func ResetCluster(opts ResetOptions) (ResetResult, error) {
 		return ResetResult{}, fmt.Errorf("cluster reset: %w", err)
 	}
 	defer f.close()
-	f.db.NoSync = true // one fsync at the end instead of one per replayed entry
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(opts.Addr))
 	defer trans.Close()
 	rf := &recoveryFSM{fsm: f, index: last}
@@ -231,16 +229,40 @@ func lastRaftIndex(logs raft.LogStore, snaps raft.SnapshotStore) (uint64, error)
 	return last, nil
 }
 
-// recoveryFSM adapts the FSM to RecoverCluster: before the final snapshot
-// it records the recovered index as applied (configuration entries are not
-// passed to Apply) and syncs the state file, and its snapshot releases the
-// read transaction after persisting (RecoverCluster never calls Release).
+// recoveryBatch is how many replayed entries share one state transaction.
+const recoveryBatch = 512
+
+// recoveryFSM adapts the FSM to RecoverCluster: it applies the replayed
+// entries in batches (one fsync per batch, not per entry), records the
+// recovered index as applied before the final snapshot (configuration
+// entries are not passed to Apply), and its snapshot releases the read
+// transaction after persisting (RecoverCluster never calls Release).
 type recoveryFSM struct {
 	*fsm
-	index uint64
+	index   uint64
+	pending []*raft.Log
+}
+
+// Apply queues a replayed entry; RecoverCluster ignores the result.
+func (r *recoveryFSM) Apply(l *raft.Log) interface{} {
+	c := *l
+	c.Data = append([]byte(nil), l.Data...)
+	r.pending = append(r.pending, &c)
+	if len(r.pending) >= recoveryBatch {
+		r.flush()
+	}
+	return nil
+}
+
+func (r *recoveryFSM) flush() {
+	if len(r.pending) > 0 {
+		r.fsm.ApplyBatch(r.pending)
+		r.pending = nil
+	}
 }
 
 func (r *recoveryFSM) Snapshot() (raft.FSMSnapshot, error) {
+	r.flush()
 	err := r.db.Update(func(tx *bolt.Tx) error {
 		rev, applied := readMeta(tx)
 		if applied > r.index {
@@ -248,9 +270,6 @@ func (r *recoveryFSM) Snapshot() (raft.FSMSnapshot, error) {
 		}
 		return writeMeta(tx, rev, r.index)
 	})
-	if err == nil {
-		err = r.db.Sync()
-	}
 	if err != nil {
 		return nil, fmt.Errorf("record recovered index: %w", err)
 	}
@@ -260,13 +279,6 @@ func (r *recoveryFSM) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, err
 	}
 	return releasingSnapshot{snap}, nil
-}
-
-// Restore keeps replays after a restored snapshot unsynced, too.
-func (r *recoveryFSM) Restore(rc io.ReadCloser) error {
-	err := r.fsm.Restore(rc)
-	r.db.NoSync = true
-	return err
 }
 
 type releasingSnapshot struct{ raft.FSMSnapshot }

@@ -133,8 +133,12 @@ func TestResetClusterFromThreeVoters(t *testing.T) {
 		_, err := s1.Create(ctx, fmt.Sprintf("/r/%03d", i), []byte("v"))
 		mustOK(t, err)
 	}
-	eventually(t, "follower catch-up", func() bool { return s2.Revision() == s1.Revision() })
 	eventually(t, "a follower snapshot", func() bool { return countSnapshots(t, c2.Dir) > 0 })
+	for i := 0; i < 10; i++ { // entries past the snapshot, replayed by the reset
+		_, err := s1.Create(ctx, fmt.Sprintf("/r/late-%d", i), []byte("v"))
+		mustOK(t, err)
+	}
+	eventually(t, "follower catch-up", func() bool { return s2.Revision() == s1.Revision() })
 	want, rev := dump(t, s1), s1.Revision()
 	for _, s := range []*datastore.RaftStore{s1, s2, s3} {
 		mustOK(t, s.Close())
