@@ -10,8 +10,12 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 	"go.uber.org/zap"
 )
+
+// ErrStoreInUse means the store's files are locked by a running server.
+var ErrStoreInUse = errors.New("the datastore is in use (stop orch server first)")
 
 // ResetOptions name the store directory and the server that becomes the
 // only voter of the reset cluster. The store must not be open.
@@ -79,7 +83,13 @@ func RestoreSnapshot(opts ResetOptions, file string) (ResetResult, error) {
 		_ = os.Remove(tmp)
 		return ResetResult{}, fmt.Errorf("restore: %w", err)
 	}
+	release, err := lockStore(opts.Dir)
+	if err != nil {
+		_ = os.Remove(tmp)
+		return ResetResult{}, fmt.Errorf("restore: %w", err)
+	}
 	backup, err := moveAside(opts.Dir)
+	release()
 	if err != nil {
 		_ = os.Remove(tmp)
 		return ResetResult{}, fmt.Errorf("restore: %w", err)
@@ -133,6 +143,30 @@ func extractSnapshot(file, dst string) (SnapshotMeta, error) {
 	return meta, syncDir(filepath.Dir(dst))
 }
 
+// lockStore takes shared locks on the state file and raft log, failing
+// with ErrStoreInUse while a server holds its exclusive ones; release drops
+// them. Files that are missing or unreadable are left to the caller.
+func lockStore(dir string) (release func(), err error) {
+	var dbs []*bolt.DB
+	release = func() {
+		for _, db := range dbs {
+			_ = db.Close()
+		}
+	}
+	for _, name := range []string{stateFile, raftLogFile} {
+		path := filepath.Join(dir, name)
+		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			release()
+			return nil, fmt.Errorf("%s: %w", path, ErrStoreInUse)
+		}
+		if err == nil {
+			dbs = append(dbs, db)
+		}
+	}
+	return release, nil
+}
+
 // moveAside moves the state, raft log and raft snapshots of dir into a new
 // backup directory inside it and returns that directory.
 func moveAside(dir string) (string, error) {
@@ -183,6 +217,11 @@ func ResetCluster(opts ResetOptions) (ResetResult, error) {
 	if _, err := os.Stat(filepath.Join(opts.Dir, raftLogFile)); err != nil {
 		return ResetResult{}, fmt.Errorf("cluster reset: no raft log in %s: %w", opts.Dir, err)
 	}
+	release, err := lockStore(opts.Dir)
+	if err != nil {
+		return ResetResult{}, fmt.Errorf("cluster reset: %w", err)
+	}
+	release() // the opens below lock the files exclusively
 	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(opts.Dir, raftLogFile), BoltOptions: boltOptions()})
 	if err != nil {
 		return ResetResult{}, fmt.Errorf("cluster reset: open raft log: %w", err)

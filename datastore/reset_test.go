@@ -2,8 +2,10 @@ package datastore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -166,6 +168,32 @@ func TestResetClusterFromThreeVoters(t *testing.T) {
 	}
 	if got, err := r.Create(ctx, "/after/restart", nil); err != nil || got != rev+2 {
 		t.Fatalf("create after restart = %d, %v; want revision %d", got, err, rev+2)
+	}
+}
+
+// TestResetRefusesARunningStore checks restore and reset leave an open
+// store alone.
+func TestResetRefusesARunningStore(t *testing.T) {
+	ctx := context.Background()
+	cfg := datastore.NewTestConfig(t, t.TempDir())
+	s := datastore.OpenTest(t, cfg)
+	_, err := s.Create(ctx, "/k", nil)
+	mustOK(t, err)
+	file := filepath.Join(t.TempDir(), "snap")
+	_, err = s.SaveSnapshotFile(ctx, file)
+	mustOK(t, err)
+	opts := datastore.ResetOptions{Dir: cfg.Dir, NodeID: cfg.NodeID, Addr: s.Addr()}
+	if _, err := datastore.RestoreSnapshot(opts, file); !errors.Is(err, datastore.ErrStoreInUse) {
+		t.Fatalf("RestoreSnapshot on an open store: %v, want ErrStoreInUse", err)
+	}
+	if _, err := datastore.ResetCluster(opts); !errors.Is(err, datastore.ErrStoreInUse) {
+		t.Fatalf("ResetCluster on an open store: %v, want ErrStoreInUse", err)
+	}
+	if rev, err := s.Create(ctx, "/k2", nil); err != nil || rev != 2 {
+		t.Fatalf("store after the refused reset: %d, %v", rev, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "state.db.restore")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("restore left its temporary file: %v", err)
 	}
 }
 

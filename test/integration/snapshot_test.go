@@ -1,13 +1,18 @@
 package integration
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +61,15 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	_, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, changed, metav1.UpdateOptions{})
 	must(t, err, "update before-0")
 
+	checkSaveNeedsAdmin(t, s)
+	if table := orchCLI(t, "snapshot", "ls", "--data-dir", s.DataDir); !strings.HasPrefix(table, "Name") || !strings.Contains(table, snap[0].Name) {
+		t.Fatalf("ls table:\n%s", table)
+	}
+	args := append(s.Args(), "--cluster-reset", "--cluster-reset-restore-path="+file)
+	if out, err := exec.Command(testutil.Binary(t), args...).CombinedOutput(); err == nil || !strings.Contains(string(out), "in use") {
+		t.Fatalf("cluster reset while the server runs: %v\n%s", err, out)
+	}
+
 	stopServer(t, s)
 	out = resetServer(t, s, "--cluster-reset-restore-path="+file)
 	if !strings.Contains(out, "restart without --cluster-reset") {
@@ -85,6 +99,23 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	orchCLI(t, "etcd-snapshot", "delete", "--data-dir", s.DataDir, snap[0].Name)
 	if left := listSnapshots(t, s.DataDir); len(left) != 0 {
 		t.Fatalf("snapshots left after delete: %+v", left)
+	}
+}
+
+// checkSaveNeedsAdmin posts to the snapshot endpoint without a client
+// certificate and expects 401.
+func checkSaveNeedsAdmin(t *testing.T, s *testutil.Server) {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(s.DataDir, "server", "tls", "ca.crt"))
+	must(t, err, "read ca.crt")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d/v1-orch/snapshots", s.HTTPSPort), "application/json", nil)
+	must(t, err, "post without a client certificate")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("snapshot save without a client certificate: HTTP %d, want 401", resp.StatusCode)
 	}
 }
 
@@ -165,4 +196,33 @@ func stopServer(t *testing.T, s *testutil.Server) {
 	if err := s.Stop(); err != nil {
 		t.Logf("orch server exited with %v on stop", err)
 	}
+}
+
+// TestScheduledSnapshots runs a server with a 2-second snapshot schedule
+// and retention 2 and checks snapshots appear and are pruned.
+func TestScheduledSnapshots(t *testing.T) {
+	t.Parallel()
+	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{
+		"--etcd-snapshot-schedule-cron", "@every 2s", "--etcd-snapshot-retention", "2"}})
+	var names []string
+	deadline := time.Now().Add(2 * time.Minute)
+	for seen := map[string]bool{}; len(seen) < 4; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d scheduled snapshots seen: %v", len(seen), names)
+		}
+		list := listSnapshots(t, s.DataDir)
+		if len(list) > 2 {
+			t.Fatalf("%d snapshots kept with --etcd-snapshot-retention 2: %+v", len(list), list)
+		}
+		for _, i := range list {
+			if !strings.HasPrefix(i.Name, "etcd-snapshot-") {
+				t.Fatalf("scheduled snapshot named %s", i.Name)
+			}
+			if !seen[i.Name] {
+				seen[i.Name] = true
+				names = append(names, i.Name)
+			}
+		}
+	}
+	t.Logf("scheduled snapshots seen: %v", names)
 }
