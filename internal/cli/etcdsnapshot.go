@@ -69,9 +69,11 @@ func etcdSnapshotCommand() *ucli.Command {
 }
 
 func snapshotCommonFlags() []ucli.Flag {
+	dir := snapshotDirFlag().(*ucli.StringFlag)
+	dir.Aliases = []string{"dir"} // k3s's etcd-snapshot accepts both
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "/var/lib/orch", EnvVars: envVars("data-dir"), Usage: "the server's data dir"},
-		snapshotDirFlag(),
+		dir,
 	}
 }
 

@@ -20,7 +20,7 @@ func serverFlags() []ucli.Flag {
 	i := func(name string, value int, usage string) ucli.Flag {
 		return &ucli.IntFlag{Name: name, Value: value, Usage: usage, EnvVars: envVars(name)}
 	}
-	return append([]ucli.Flag{
+	return []ucli.Flag{
 		configFlag(), debugFlag(),
 		s("data-dir", "/var/lib/orch", "folder for state", "d"),
 		s("bind-address", "0.0.0.0", "address the API server listens on"),
@@ -54,14 +54,14 @@ func serverFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
-	}, snapshotServerFlags()...)
+	}
 }
 
 func serverCommand(ctx context.Context) *ucli.Command {
 	return &ucli.Command{
 		Name:   "server",
 		Usage:  "run the control plane: API server, datastore, scheduler and controllers",
-		Flags:  serverFlags(),
+		Flags:  append(serverFlags(), snapshotServerFlags()...),
 		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
 			cfg, err := serverConfig(c)
