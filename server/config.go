@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orch/orch/agent/node"
+	"github.com/orch/orch/server/snapshots"
 )
 
 // Config is everything `orch server` needs, built by internal/cli from flags,
@@ -56,6 +57,8 @@ type Config struct {
 	NodeMonitorGracePeriod time.Duration
 	PprofAddress           string
 	Debug                  bool
+	// Snapshots: --etcd-snapshot-* and --cluster-reset flags.
+	Snapshots snapshots.Config
 }
 
 // Parsed holds the validated network settings derived from Config.

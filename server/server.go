@@ -59,6 +59,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Snapshots.ClusterReset {
+		return clusterReset(cfg, p, log)
+	}
 	store, err := openStore(ctx, cfg, p, bundle, log)
 	if err != nil {
 		return err
@@ -69,6 +72,11 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 			return err
 		}
 	}
+	snapshotWrap, stopSnapshots, err := startSnapshots(ctx, cfg, store, bundle, log)
+	if err != nil {
+		return err
+	}
+	defer stopSnapshots()
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
@@ -100,7 +108,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv, errc, err := serveHTTPS(cfg, p, bundle, joinHandler.Wrap(api.Handler()), log)
+	srv, errc, err := serveHTTPS(cfg, p, bundle, snapshotWrap(joinHandler.Wrap(api.Handler())), log)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ func NewApp(ctx context.Context) *ucli.App {
 			withMemtune(ctx, serverCommand(ctx)),
 			withMemtune(ctx, agentCommand(ctx)),
 			versionCommand(),
+			etcdSnapshotCommand(),
 		},
 		HideVersion: true,
 	}

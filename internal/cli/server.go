@@ -65,7 +65,7 @@ func serverCommand(ctx context.Context) *ucli.Command {
 	return &ucli.Command{
 		Name:   "server",
 		Usage:  "run the control plane: API server, datastore, scheduler and controllers",
-		Flags:  serverFlags(),
+		Flags:  append(serverFlags(), snapshotServerFlags()...),
 		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
 			cfg, err := serverConfig(c)
@@ -118,5 +118,6 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		NodeMonitorGracePeriod:   c.Duration("node-monitor-grace-period"),
 		PprofAddress:             c.String("pprof-address"),
 		Debug:                    c.Bool("debug"),
+		Snapshots:                snapshotServerConfig(c),
 	}, nil
 }
