@@ -48,6 +48,8 @@ type Config struct {
 	NodeMonitorGracePeriod time.Duration
 	PprofAddress           string
 	Debug                  bool
+	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
+	SecretsEncryption bool
 }
 
 // Parsed holds the validated network settings derived from Config.

@@ -58,17 +58,21 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer closeLogged(log, "datastore", store.Close)
+	kv, secretsEnc, err := openEncryption(cfg, dir, store, log)
+	if err != nil {
+		return err
+	}
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
 	scheme := all.NewScheme()
 	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
 		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}}
-	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
+	sa, err := newServiceAccountTokens(bundle, kv, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, parts, log)
+	api, err := newAPIServer(cfg, p, dir, bundle, store, kv, sa, ready, parts, log)
 	if err != nil {
 		return err
 	}
@@ -87,7 +91,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv, errc, err := serveHTTPS(cfg, p, bundle, joinHandler.Wrap(api.Handler()), log)
+	srv, errc, err := serveHTTPS(cfg, p, bundle, secretsEncryptHandler(secretsEnc, bundle, joinHandler.Wrap(api.Handler()), log), log)
 	if err != nil {
 		return err
 	}
@@ -248,7 +252,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 	return store, nil
 }
 
-func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
+func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore, kv datastore.Store,
 	sa *saTokens, ready *readyState, parts *parts, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
@@ -258,7 +262,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
-	chain, err := newAdmissionChain(store, parts)
+	chain, err := newAdmissionChain(kv, parts)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
@@ -273,7 +277,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	}
 	authn := auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens, sa.authenticator)
 	api, err := apiserver.New(apiserver.Config{
-		Store:            store,
+		Store:            kv,
 		Resources:        all.Resources(regCfg),
 		Virtual:          append(sa.reviews(authn), parts.authz.reviews()...),
 		OIDC:             sa.oidc,
