@@ -20,8 +20,8 @@ func secretsEncryptCommand(ctx context.Context) *ucli.Command {
 	flags := []ucli.Flag{
 		&ucli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "/var/lib/orch", EnvVars: envVars("data-dir"),
 			Usage: "the server's data dir (its CA and admin certificate are used)"},
-		&ucli.StringFlag{Name: "server", Aliases: []string{"s"}, Value: "https://127.0.0.1:6443", EnvVars: envVars("url"),
-			Usage: "the server to talk to"},
+		&ucli.StringFlag{Name: "server", Aliases: []string{"s"}, Value: "https://127.0.0.1:6443",
+			Usage: "the server to talk to (this host's, normally)"},
 	}
 	client := func(c *ucli.Context) (*encryption.Client, error) {
 		return encryption.NewClient(c.String("server"), c.String("data-dir"))

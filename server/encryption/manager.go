@@ -92,14 +92,7 @@ func (m *Manager) Status() (Status, error) {
 
 func describe(c *Config, data []byte, path string) Status {
 	st := Status{ConfigHash: Hash(data), ConfigPath: path, Resources: resourceNames(c)}
-	main := c.Resources[0]
-	for _, rc := range c.Resources {
-		for _, r := range rc.Resources {
-			if newMatcher(r).match(storagePrefix + "secrets/default/x") {
-				main = rc
-			}
-		}
-	}
+	main := secretsEntry(c)
 	st.Provider = main.Providers[0].name()
 	st.Enabled = st.Provider != ProviderIdentity
 	if a := main.Providers[0].aes(); a != nil {
@@ -113,6 +106,19 @@ func describe(c *Config, data []byte, path string) Status {
 		}
 	}
 	return st
+}
+
+// secretsEntry is the resources entry that covers Secrets (the first
+// entry when none does), the one status describes.
+func secretsEntry(c *Config) ResourceConfig {
+	for _, rc := range c.Resources {
+		for _, r := range rc.Resources {
+			if newMatcher(r).match(storagePrefix + "secrets/default/x") {
+				return rc
+			}
+		}
+	}
+	return c.Resources[0]
 }
 
 func resourceNames(c *Config) []string {

@@ -147,3 +147,17 @@ func TestRotateIdentityFirst(t *testing.T) {
 		t.Fatal("Rotate with identity first succeeded")
 	}
 }
+
+func TestStatusDescribesTheSecretsEntry(t *testing.T) {
+	c := testConfig([]string{"configmaps"}, ProviderAESGCM, Key{Name: "cm", Secret: keyB64(32, 'c')})
+	c.Resources = append(c.Resources, testConfig([]string{"secrets"}, ProviderAESCBC, Key{Name: "sec", Secret: keyB64(32, 's')}).Resources[0],
+		testConfig([]string{"*."}, ProviderAESCBC, Key{Name: "core", Secret: keyB64(32, 'x')}).Resources[0])
+	data, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := describe(c, data, "p")
+	if st.Provider != ProviderAESCBC || st.ActiveKey != "sec" || len(st.Keys) != 1 || len(st.Resources) != 3 {
+		t.Fatalf("status = %+v", st)
+	}
+}
