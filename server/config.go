@@ -59,6 +59,8 @@ type Config struct {
 	Debug                  bool
 	// Snapshots: --etcd-snapshot-* and --cluster-reset flags.
 	Snapshots snapshots.Config
+	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
+	SecretsEncryption bool
 }
 
 // Parsed holds the validated network settings derived from Config.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,7 @@ const (
 	addressAnnotation = "orch.io/advertise-address"
 	raftIDAnnotation  = "orch.io/raft-id"
 	nodeAnnotation    = "orch.io/node-name"
+	portAnnotation    = "orch.io/https-port"
 	leaseDuration     = 15 * time.Second
 	leaseRenew        = 5 * time.Second
 	staleLeaseAge     = 10 * time.Minute
@@ -41,6 +43,7 @@ const (
 type serverIdentity struct {
 	raftID   string
 	address  net.IP
+	port     int
 	nodeName string
 }
 
@@ -78,7 +81,8 @@ func keepServerLease(ctx context.Context, client kubernetes.Interface, id server
 func renewServerLease(ctx context.Context, client kubernetes.Interface, id serverIdentity) error {
 	return renewLease(ctx, client, id.leaseName(), id.raftID,
 		map[string]string{identityLabel: identityValue, corev1.LabelHostname: dnsLabel(id.nodeName)},
-		map[string]string{addressAnnotation: id.address.String(), raftIDAnnotation: id.raftID, nodeAnnotation: id.nodeName})
+		map[string]string{addressAnnotation: id.address.String(), raftIDAnnotation: id.raftID, nodeAnnotation: id.nodeName,
+			portAnnotation: strconv.Itoa(id.port)})
 }
 
 // renewLease creates or renews the kube-system Lease name held by holder,
@@ -311,4 +315,23 @@ func keepLeaderLease(ctx context.Context, client kubernetes.Interface, store *da
 		case <-t.C:
 		}
 	}
+}
+
+// peerServerURLs lists the https:// URLs of the other servers with a live
+// lease (this server is selfID).
+func peerServerURLs(ctx context.Context, client kubernetes.Interface, selfID string) ([]string, error) {
+	leases, err := serverLeases(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	var urls []string
+	now := time.Now()
+	for i := range leases {
+		a := leases[i].Annotations
+		if a[raftIDAnnotation] == selfID || !leaseLive(&leases[i], now) || a[addressAnnotation] == "" || a[portAnnotation] == "" {
+			continue
+		}
+		urls = append(urls, "https://"+net.JoinHostPort(a[addressAnnotation], a[portAnnotation]))
+	}
+	return urls, nil
 }

@@ -77,18 +77,22 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer stopSnapshots()
+	kv, secretsEnc, err := openEncryption(cfg, dir, store, log)
+	if err != nil {
+		return err
+	}
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
 	scheme := all.NewScheme()
 	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
 		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}}
-	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
+	sa, err := newServiceAccountTokens(bundle, kv, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
 	servers := &liveServers{self: p.Advertise}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, parts, servers.ips, log)
+	api, err := newAPIServer(cfg, p, dir, bundle, store, kv, sa, ready, parts, servers.ips, log)
 	if err != nil {
 		return err
 	}
@@ -98,6 +102,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	defer inproc.stop()
 	servers.client.Store(&inproc.client)
+	secretsEnc.SetPeers(encryptionPeers(inproc.client, store.ID(), bundle))
 	loops := append(inproc.loops, haLoops(inproc.client, api, store, log)...)
 	availability, err := availabilityController(bundle, api, log)
 	if err != nil {
@@ -108,7 +113,8 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv, errc, err := serveHTTPS(cfg, p, bundle, snapshotWrap(joinHandler.Wrap(api.Handler())), log)
+	handler := secretsEncryptHandler(secretsEnc, bundle, snapshotWrap(joinHandler.Wrap(api.Handler())), log)
+	srv, errc, err := serveHTTPS(cfg, p, bundle, handler, log)
 	if err != nil {
 		return err
 	}
@@ -119,7 +125,8 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 
 	go awaitBootstrapped(ctx, api.Bootstrapped, ready)
-	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: store.ID(), address: p.Advertise, nodeName: nodeName(cfg)}, log)
+	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: store.ID(), address: p.Advertise,
+		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, log)
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
@@ -272,7 +279,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 	return store, nil
 }
 
-func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
+func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore, kv datastore.Store,
 	sa *saTokens, ready *readyState, parts *parts, endpoints func(context.Context) []net.IP, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
@@ -282,7 +289,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
-	chain, err := newAdmissionChain(store, parts)
+	chain, err := newAdmissionChain(kv, parts)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
@@ -297,7 +304,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	}
 	authn := auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens, sa.authenticator)
 	api, err := apiserver.New(apiserver.Config{
-		Store:            store,
+		Store:            kv,
 		Resources:        all.Resources(regCfg),
 		Virtual:          append(sa.reviews(authn), parts.authz.reviews()...),
 		OIDC:             sa.oidc,

@@ -56,6 +56,8 @@ func serverFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "node-monitor-grace-period", Value: 40 * time.Second, EnvVars: envVars("node-monitor-grace-period"),
 			Usage: "how long a node's Lease may go unrenewed before the node is Ready=Unknown and its pods are evicted"},
 		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
+		&ucli.BoolFlag{Name: "secrets-encryption", EnvVars: envVars("secrets-encryption"),
+			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
 	}
@@ -119,5 +121,6 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		PprofAddress:             c.String("pprof-address"),
 		Debug:                    c.Bool("debug"),
 		Snapshots:                snapshotServerConfig(c),
+		SecretsEncryption:        c.Bool("secrets-encryption"),
 	}, nil
 }
