@@ -3,6 +3,7 @@ package ha
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ const ns = "default"
 
 // startCluster starts a first server and two that join it.
 func startCluster(t *testing.T) []*testutil.Server {
-	s1 := testutil.StartServer(t, testutil.Options{ExtraArgs: []string{"--cluster-init", "--node-name", "ha-s1"}})
+	s1 := testutil.StartServer(t, testutil.Options{ExtraArgs: []string{"--cluster-init", "--node-name", "ha-s1", "--secrets-encryption"}})
 	servers := []*testutil.Server{s1}
 	for i := 2; i <= 3; i++ {
 		servers = append(servers, testutil.StartServer(t, testutil.Options{ExtraArgs: []string{
@@ -84,6 +85,7 @@ func TestHighAvailability(t *testing.T) {
 	})
 	t.Run("QuorumReadsEverywhere", func(t *testing.T) { quorumReads(t, ctx, servers) })
 	t.Run("FollowerWatch", func(t *testing.T) { followerWatch(t, ctx, servers) })
+	t.Run("SecretsEncryptionEverywhere", func(t *testing.T) { secretsEverywhere(t, ctx, servers) })
 	t.Run("LeaderKill", func(t *testing.T) { leaderKill(t, ctx, servers) })
 	t.Run("NodeDeletionRemovesMember", func(t *testing.T) { nodeDeletion(t, ctx, servers) })
 }
@@ -248,5 +250,63 @@ func nodeDeletion(t *testing.T, ctx context.Context, servers []*testutil.Server)
 	servers[2].Kill() // a removed server must not linger for the rest of the test
 	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm("after-removal"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("write with two voters left: %v", err)
+	}
+}
+
+// secretsEverywhere: the joined servers encrypt with the cluster's config;
+// a key rotation on one server reaches the others.
+func secretsEverywhere(t *testing.T, ctx context.Context, servers []*testutil.Server) {
+	secret := func(name string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: map[string]string{"v": "plain-" + name}}
+	}
+	readAll := func(names ...string) {
+		t.Helper()
+		for _, s := range servers {
+			for _, n := range names {
+				got, err := s.Clientset.CoreV1().Secrets(ns).Get(ctx, n, metav1.GetOptions{})
+				if err != nil || string(got.Data["v"]) != "plain-"+n {
+					t.Fatalf("reading secret %s on a server: %v", n, err)
+				}
+			}
+		}
+	}
+	if _, err := servers[1].Clientset.CoreV1().Secrets(ns).Create(ctx, secret("before"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	readAll("before")
+	for _, cmd := range []string{"rotate-keys", "reencrypt"} {
+		out, err := exec.CommandContext(ctx, testutil.Binary(t), "secrets-encrypt", cmd, "--data-dir", servers[0].DataDir,
+			"--server", "https://127.0.0.1:"+strconv.Itoa(servers[0].HTTPSPort)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("orch secrets-encrypt %s: %v\n%s", cmd, err, out)
+		}
+		if cmd == "rotate-keys" {
+			checkSameConfigHash(t, ctx, servers)
+		}
+		name := "after-" + cmd
+		if _, err := servers[2].Clientset.CoreV1().Secrets(ns).Create(ctx, secret(name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		readAll("before", name)
+	}
+}
+
+// checkSameConfigHash compares `orch secrets-encrypt status` of every server.
+func checkSameConfigHash(t *testing.T, ctx context.Context, servers []*testutil.Server) {
+	t.Helper()
+	var first string
+	for i, s := range servers {
+		out, err := exec.CommandContext(ctx, testutil.Binary(t), "secrets-encrypt", "status", "--data-dir", s.DataDir,
+			"--server", "https://127.0.0.1:"+strconv.Itoa(s.HTTPSPort)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("status of server %d: %v\n%s", i+1, err, out)
+		}
+		_, hash, _ := strings.Cut(string(out), "Config Hash: ")
+		hash, _, _ = strings.Cut(hash, "\n")
+		if i == 0 {
+			first = hash
+		} else if hash != first || hash == "" {
+			t.Fatalf("server %d has config hash %q after the rotation, server 1 %q:\n%s", i+1, hash, first, out)
+		}
 	}
 }
