@@ -33,6 +33,7 @@ import (
 	"github.com/orch/orch/agent/prober"
 	"github.com/orch/orch/agent/qos"
 	"github.com/orch/orch/agent/runtime"
+	"github.com/orch/orch/agent/serverlb"
 	"github.com/orch/orch/agent/volumes"
 	"github.com/orch/orch/internal/restconfig"
 	"github.com/orch/orch/internal/version"
@@ -60,7 +61,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	client, err := clientFor(creds.KubeconfigPath)
+	client, err := clientFor(ctx, creds.KubeconfigPath, log)
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,9 @@ func joinWithRetry(ctx context.Context, o join.Options) (*join.Credentials, erro
 	}
 }
 
-func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+// clientFor builds the agent's client from its kubeconfig, dialling
+// through a load balancer that fails over between the cluster's servers.
+func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (kubernetes.Interface, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("loading node kubeconfig: %w", err)
@@ -115,7 +118,15 @@ func clientFor(kubeconfig string) (kubernetes.Interface, error) {
 	rc = restconfig.PreferProtobuf(rc)
 	rc.QPS, rc.Burst = 20, 40
 	rc.UserAgent = "orch-agent/" + version.Version
-	return kubernetes.NewForConfig(rc)
+	lb, err := serverlb.Wire(rc, log)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return client, lb.Start(ctx, rc, client)
 }
 
 // connectRuntime starts the managed containerd (no endpoint given) and

@@ -69,8 +69,17 @@ func TestRaftStoreCluster(t *testing.T) {
 		if f.IsLeader() || f.LeaderAddr() != s1.Addr() {
 			t.Fatalf("follower %s: IsLeader=%v LeaderAddr=%q", f.ID(), f.IsLeader(), f.LeaderAddr())
 		}
-		if _, err := f.Create(ctx, "/c/x", nil); !errors.Is(err, datastore.ErrNotLeader) {
-			t.Fatalf("follower write error = %v, want ErrNotLeader", err)
+	}
+	for _, f := range []*datastore.RaftStore{s2, s3} {
+		if _, err := f.Create(ctx, "/c/x-"+f.ID(), nil); err != nil {
+			t.Fatalf("write forwarded from follower %s: %v", f.ID(), err)
+		}
+		if _, err := f.Create(ctx, "/c/x-"+f.ID(), nil); !errors.Is(err, datastore.ErrKeyExists) {
+			t.Fatalf("forwarded duplicate create error = %v, want ErrKeyExists", err)
+		}
+		mustOK(t, f.Sync(ctx))
+		if _, err := f.Get(ctx, "/c/x-"+f.ID()); err != nil {
+			t.Fatalf("read after Sync on %s misses its own forwarded write: %v", f.ID(), err)
 		}
 	}
 	if ev := <-watch; ev.KV.Key != "/c/300" {
@@ -107,4 +116,43 @@ func failover(t *testing.T, ctx context.Context, old, a, b *datastore.RaftStore)
 		t.Fatalf("create on new leader = %d, %v; want revision %d", r, err, rev+1)
 	}
 	mustOK(t, leader.RemoveServer(ctx, old.ID()))
+}
+
+// TestRaftStoreJoinCluster joins servers through a follower (the request is
+// forwarded to the leader): each is added as a non-voter, catches up and is
+// promoted; a quorum read on a follower sees a write acknowledged on another
+// follower at once.
+func TestRaftStoreJoinCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s1 := datastore.OpenTest(t, clusterConfig(t, "j1", true))
+	for i := 0; i < 50; i++ {
+		_, err := s1.Create(ctx, fmt.Sprintf("/j/%03d", i), []byte("v"))
+		mustOK(t, err)
+	}
+	s2 := openFollower(t, clusterConfig(t, "j2", false))
+	mustOK(t, s2.JoinCluster(ctx, []string{"127.0.0.1:1", s1.Addr()}))
+	s3 := openFollower(t, clusterConfig(t, "j3", false))
+	mustOK(t, s3.JoinCluster(ctx, []string{s2.Addr()}))
+	ms, err := s1.Members()
+	mustOK(t, err)
+	if len(ms) != 3 || !ms[0].Voter || !ms[1].Voter || !ms[2].Voter {
+		t.Fatalf("members = %+v, want three voters", ms)
+	}
+	for i := 0; i < 20; i++ {
+		key := fmt.Sprintf("/j/q%02d", i)
+		_, err := s2.Create(ctx, key, []byte("v"))
+		mustOK(t, err)
+		mustOK(t, s3.Sync(ctx))
+		if _, err := s3.Get(ctx, key); err != nil {
+			t.Fatalf("quorum read on s3 after a write acknowledged on s2: %v", err)
+		}
+	}
+	mustOK(t, s3.RemoveMember(ctx, "j2"))
+	ms, err = s1.Members()
+	mustOK(t, err)
+	if len(ms) != 2 {
+		t.Fatalf("after removal members = %+v", ms)
+	}
+	mustOK(t, s3.JoinCluster(ctx, nil)) // already a voter: nothing to do
 }

@@ -14,6 +14,14 @@
 // state on every server. MemStore is the in-memory twin used by unit tests of
 // the layers above; package storetest is the contract suite both pass.
 //
+// SaveSnapshot exports a user-facing snapshot file (the state file's bbolt
+// image from one read transaction plus a metadata trailer with its revision
+// and sha256). RestoreSnapshot and ResetCluster work offline on a closed
+// store's directory: the first replaces the state with a verified snapshot
+// and starts a new single-voter raft log, the second turns the existing
+// state into a one-member cluster with raft's RecoverCluster. See
+// docs/snapshots.md.
+//
 // Event values handed to watchers are shared between watchers and must be
 // treated as read-only.
 package datastore

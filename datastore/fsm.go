@@ -16,9 +16,10 @@ import (
 // applyResult is the FSM response to one command, handed back to the writer
 // through raft's ApplyFuture.
 type applyResult struct {
-	Rev  int64
-	Prev *KV
-	Err  error
+	Rev   int64
+	Prev  *KV
+	Err   error
+	Index uint64 // the raft log index of the command (set by applyLocal)
 }
 
 // fsm applies replicated commands to a bbolt state file. Each batch of raft
@@ -35,6 +36,7 @@ type fsm struct {
 	closed  bool
 	rev     atomic.Int64
 	applied uint64 // last applied raft index; only touched by raft's FSM goroutine
+	notify  *appliedIndex
 }
 
 var (
@@ -55,6 +57,7 @@ func openFSM(path string, historySize int, log *zap.Logger) (*fsm, error) {
 		return nil
 	})
 	f.rev.Store(rev)
+	f.notify = newAppliedIndex(f.applied)
 	f.hub = newWatchHub(historySize, rev)
 	log.Debug("state opened", zap.String("path", path), zap.Int64("revision", rev),
 		zap.Uint64("appliedIndex", f.applied))
@@ -101,6 +104,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	if len(events) > 0 {
 		f.hub.publish(events, rev)
 	}
+	f.notify.set(index)
 	return resps
 }
 
@@ -237,6 +241,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	})
 	f.rev.Store(rev)
 	f.hub.reset(rev)
+	f.notify.set(f.applied)
 	f.log.Info("state restored from snapshot", zap.Int64("revision", rev), zap.Uint64("appliedIndex", f.applied))
 	return nil
 }

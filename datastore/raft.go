@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -26,7 +27,10 @@ type RaftStore struct {
 	fsm       *fsm
 	logStore  *raftboltdb.BoltStore
 	transport *raft.NetworkTransport
+	stream    *tlsStreamLayer
 	leader    *leaderFanout
+	fwd       *forwarder
+	reads     *readIndexer
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -82,6 +86,11 @@ func (s *RaftStore) open(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("datastore: %w", err)
 	}
+	s.stream = stream
+	s.fwd = newForwarder(func(addr string, t time.Duration) (net.Conn, error) { return stream.dialKind(addr, t, connForward) })
+	s.reads = &readIndexer{fetch: s.fetchReadIndex}
+	stream.forward = func(c net.Conn) { s.serveForward(c) }
+	go stream.serve()
 	s.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hcl.Named("transport"),
 	})
@@ -159,6 +168,9 @@ func (s *RaftStore) closeResources() {
 	if s.leader != nil {
 		s.leader.close()
 	}
+	if s.fwd != nil {
+		s.fwd.close()
+	}
 	if s.transport != nil {
 		errs = append(errs, s.transport.Close())
 	}
@@ -174,6 +186,7 @@ func (s *RaftStore) closeResources() {
 // Close shuts raft down cleanly and closes the state; watch channels close.
 func (s *RaftStore) Close() error {
 	s.closeOnce.Do(func() {
+		s.transferLeadership()
 		close(s.closed)
 		s.closeResources()
 		if s.closeErr != nil {

@@ -44,7 +44,8 @@ func (s *RaftStore) Txn(ctx context.Context, ops []Op) (int64, error) {
 	return res.Rev, nil
 }
 
-// write replicates ops as one command and waits until it is applied.
+// write replicates ops as one command and waits until it is applied. On a
+// follower the command is forwarded to the leader.
 func (s *RaftStore) write(ctx context.Context, ops []Op) (*applyResult, error) {
 	if err := validateOps(ops); err != nil {
 		return nil, err
@@ -55,20 +56,48 @@ func (s *RaftStore) write(ctx context.Context, ops []Op) (*applyResult, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	if s.raft.State() != raft.Leader {
-		return nil, fmt.Errorf("write %q: leader is %q: %w", ops[0].Key, s.LeaderAddr(), ErrNotLeader)
-	}
-	f := s.raft.Apply(encodeCommand(ops), timeoutFor(ctx))
-	if err := f.Error(); err != nil {
-		return nil, fmt.Errorf("write %q: %w", ops[0].Key, raftErr(err))
-	}
-	res, ok := f.Response().(*applyResult)
-	if !ok || res == nil {
-		return nil, fmt.Errorf("write %q: unexpected FSM response %T", ops[0].Key, f.Response())
+	cmd := encodeCommand(ops)
+	var res *applyResult
+	err := s.onLeader(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = s.applyLocal(ctx, cmd)
+		return err
+	}, func(ctx context.Context, leader string) error {
+		resp, err := s.fwd.call(ctx, leader, fwdRequest{Op: fwdWrite, Cmd: cmd})
+		if err != nil {
+			return err
+		}
+		if resp.Code == codeNotLeader || resp.Code == codeClosed {
+			return resp.err() // rejected before the log: safe to retry
+		}
+		res = &applyResult{Rev: resp.Rev, Prev: resp.Prev, Err: resp.err(), Index: resp.Index}
+		// Read your writes: answer once this server has applied it too.
+		return s.fsm.notify.wait(ctx, resp.Index, s.closed)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write %q: %w", ops[0].Key, err)
 	}
 	if res.Err != nil {
 		return nil, res.Err
 	}
+	return res, nil
+}
+
+// applyLocal applies cmd through raft on this server, which must lead.
+// ErrNotLeader means the command was not appended to the log.
+func (s *RaftStore) applyLocal(ctx context.Context, cmd []byte) (*applyResult, error) {
+	if s.raft.State() != raft.Leader {
+		return nil, fmt.Errorf("leader is %q: %w", s.LeaderAddr(), ErrNotLeader)
+	}
+	f := s.raft.Apply(cmd, timeoutFor(ctx))
+	if err := f.Error(); err != nil {
+		return nil, raftErr(err)
+	}
+	res, ok := f.Response().(*applyResult)
+	if !ok || res == nil {
+		return nil, fmt.Errorf("unexpected FSM response %T", f.Response())
+	}
+	res.Index = f.Index()
 	return res, nil
 }
 
@@ -116,8 +145,10 @@ func (s *RaftStore) Count(ctx context.Context, prefix string) (int64, error) {
 	return n, nil
 }
 
-// Sync implements Store. On a single voter the local state is current; a
-// cluster of several servers reads through the leader's read index.
+// Sync implements Store: it asks the leader for its read index (the leader
+// confirms with a quorum that it still leads, then answers its commit
+// index) and waits until this server has applied that far. Concurrent
+// callers share one round.
 func (s *RaftStore) Sync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -125,7 +156,11 @@ func (s *RaftStore) Sync(ctx context.Context) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
-	return nil
+	idx, err := s.reads.get(ctx)
+	if err != nil {
+		return fmt.Errorf("quorum read: %w", err)
+	}
+	return s.fsm.notify.wait(ctx, idx, s.closed)
 }
 
 // Revision implements Store.

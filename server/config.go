@@ -9,19 +9,28 @@ import (
 	"time"
 
 	"github.com/orch/orch/agent/node"
+	"github.com/orch/orch/server/snapshots"
 )
 
 // Config is everything `orch server` needs, built by internal/cli from flags,
 // ORCH_* environment variables and the config file. Defaults follow k3s.
 type Config struct {
-	DataDir              string
-	BindAddress          string
-	HTTPSListenPort      int
-	AdvertiseAddress     string
-	TLSSANs              []string
-	WriteKubeconfig      string
-	WriteKubeconfigMode  os.FileMode
-	Token                string
+	DataDir             string
+	BindAddress         string
+	HTTPSListenPort     int
+	AdvertiseAddress    string
+	TLSSANs             []string
+	WriteKubeconfig     string
+	WriteKubeconfigMode os.FileMode
+	Token               string
+	TokenFile           string // --token-file: read Token from here
+	// ClusterInit is k3s's flag for the first server of an HA cluster. Every
+	// orch server bootstraps a Raft cluster that others can join, so it only
+	// documents intent; it conflicts with JoinServer.
+	ClusterInit bool
+	// JoinServer (--server) is the URL of a server of the cluster this
+	// server joins as another Raft voter and API server.
+	JoinServer           string
 	ClusterCIDR          string
 	ServiceCIDR          string
 	ServiceNodePortRange string
@@ -48,6 +57,10 @@ type Config struct {
 	NodeMonitorGracePeriod time.Duration
 	PprofAddress           string
 	Debug                  bool
+	// Snapshots: --etcd-snapshot-* and --cluster-reset flags.
+	Snapshots snapshots.Config
+	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
+	SecretsEncryption bool
 }
 
 // Parsed holds the validated network settings derived from Config.
@@ -92,6 +105,9 @@ func (c *Config) Parse() (*Parsed, error) {
 	}
 	if _, err := node.ParseThresholds(c.EvictionHard); err != nil {
 		return nil, fmt.Errorf("--eviction-hard: %w", err)
+	}
+	if err := c.checkJoin(); err != nil {
+		return nil, err
 	}
 	if c.WriteKubeconfigMode&^0o777 != 0 {
 		return nil, fmt.Errorf("--write-kubeconfig-mode %o is not a file permission", c.WriteKubeconfigMode)
@@ -138,4 +154,32 @@ func parsePortRange(s string) (base, size int, err error) {
 		return 0, 0, fmt.Errorf("%q is not a valid port range", s)
 	}
 	return l, h - l + 1, nil
+}
+
+// checkJoin validates --server, --token/--token-file and --cluster-init, and
+// reads the token file into Token.
+func (c *Config) checkJoin() error {
+	if c.TokenFile != "" {
+		if c.Token != "" {
+			return fmt.Errorf("--token and --token-file are mutually exclusive")
+		}
+		b, err := os.ReadFile(c.TokenFile)
+		if err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+		c.Token = strings.TrimSpace(string(b))
+	}
+	if c.JoinServer == "" {
+		return nil
+	}
+	if c.ClusterInit {
+		return fmt.Errorf("--cluster-init starts a new cluster; it cannot be combined with --server %s", c.JoinServer)
+	}
+	if !strings.HasPrefix(c.JoinServer, "https://") {
+		return fmt.Errorf("--server %q must be an https:// URL", c.JoinServer)
+	}
+	if c.Token == "" {
+		return fmt.Errorf("--server needs the cluster's token (--token or --token-file, from <data-dir>/server/token of a server)")
+	}
+	return nil
 }

@@ -49,26 +49,50 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
+	var peers []string
+	if cfg.JoinServer != "" {
+		if peers, err = joinAsServer(ctx, cfg, dir, log); err != nil {
+			return err
+		}
+	}
 	bundle, token, err := loadIdentity(cfg, p, dir, log)
 	if err != nil {
 		return err
+	}
+	if cfg.Snapshots.ClusterReset {
+		return clusterReset(cfg, p, log)
 	}
 	store, err := openStore(ctx, cfg, p, bundle, log)
 	if err != nil {
 		return err
 	}
 	defer closeLogged(log, "datastore", store.Close)
+	if cfg.JoinServer != "" {
+		if err := store.JoinCluster(ctx, peers); err != nil {
+			return err
+		}
+	}
+	snapshotWrap, stopSnapshots, err := startSnapshots(ctx, cfg, store, bundle, log)
+	if err != nil {
+		return err
+	}
+	defer stopSnapshots()
+	kv, secretsEnc, err := openEncryption(cfg, dir, store, log)
+	if err != nil {
+		return err
+	}
 
 	ready := newReadyState()
 	authz := newAuthorization(log)
 	scheme := all.NewScheme()
 	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
 		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}}
-	sa, err := newServiceAccountTokens(bundle, store, cfg.ClusterDomain)
+	sa, err := newServiceAccountTokens(bundle, kv, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, sa, ready, parts, log)
+	servers := &liveServers{self: p.Advertise}
+	api, err := newAPIServer(cfg, p, dir, bundle, store, kv, sa, ready, parts, servers.ips, log)
 	if err != nil {
 		return err
 	}
@@ -77,17 +101,20 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer inproc.stop()
-	loops := inproc.loops
+	servers.client.Store(&inproc.client)
+	secretsEnc.SetPeers(encryptionPeers(inproc.client, store.ID(), bundle))
+	loops := append(inproc.loops, haLoops(inproc.client, api, store, log)...)
 	availability, err := availabilityController(bundle, api, log)
 	if err != nil {
 		return err
 	}
 	loops = append(loops, availability)
-	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log})
+	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, store)})
 	if err != nil {
 		return err
 	}
-	srv, errc, err := serveHTTPS(cfg, p, bundle, joinHandler.Wrap(api.Handler()), log)
+	handler := secretsEncryptHandler(secretsEnc, bundle, snapshotWrap(joinHandler.Wrap(api.Handler())), log)
+	srv, errc, err := serveHTTPS(cfg, p, bundle, handler, log)
 	if err != nil {
 		return err
 	}
@@ -97,6 +124,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		defer agent.StartEmbedded(ctx, agentConfig(cfg, p), apiURL(cfg, p), token, log.Named("agent"))()
 	}
 
+	go awaitBootstrapped(ctx, api.Bootstrapped, ready)
+	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: store.ID(), address: p.Advertise,
+		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, log)
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
@@ -133,6 +163,7 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 
 // inProcess is what startInProcess started and built.
 type inProcess struct {
+	client kubernetes.Interface // the loopback client
 	loops  []controller
 	policy func(context.Context) error // the default RBAC policy, reconciled by the leader
 	stop   func()
@@ -188,7 +219,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		stopAuthz()
 		return nil, err
 	}
-	return &inProcess{loops: loops, policy: bootstrapPolicy(loopClient, log),
+	return &inProcess{client: loopClient, loops: loops, policy: bootstrapPolicy(loopClient, log),
 		stop: func() { stopPolicies(); stopHooks(); stopAPF(); stopCRDs(); stopAuthz() }}, nil
 }
 
@@ -238,7 +269,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 		AdvertiseAddr: raftAddr,
 		ServerTLS:     bundle.PeerServerTLS(),
 		ClientTLS:     bundle.PeerClientTLS(),
-		Bootstrap:     true,
+		Bootstrap:     cfg.JoinServer == "",
 		HistorySize:   cfg.DefaultWatchCacheSize,
 		Logger:        log.Named("datastore"),
 	})
@@ -248,8 +279,8 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 	return store, nil
 }
 
-func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
-	sa *saTokens, ready *readyState, parts *parts, log *zap.Logger) (*apiserver.Server, error) {
+func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore, kv datastore.Store,
+	sa *saTokens, ready *readyState, parts *parts, endpoints func(context.Context) []net.IP, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("loading bearer tokens: %w", err)
@@ -258,7 +289,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	if err != nil {
 		return nil, err
 	}
-	chain, err := newAdmissionChain(store, parts)
+	chain, err := newAdmissionChain(kv, parts)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
 	}
@@ -273,7 +304,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 	}
 	authn := auth.Union(auth.NewCertAuthenticator(bundle.CAPool()), tokens, sa.authenticator)
 	api, err := apiserver.New(apiserver.Config{
-		Store:            store,
+		Store:            kv,
 		Resources:        all.Resources(regCfg),
 		Virtual:          append(sa.reviews(authn), parts.authz.reviews()...),
 		OIDC:             sa.oidc,
@@ -285,6 +316,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *
 		Ready:            readiness(store, ready, parts),
 		Dynamic:          parts.crds.reg,
 		AdvertiseAddress: p.Advertise,
+		EndpointIPs:      endpoints,
 		ClusterDNS:       p.ClusterDNS,
 		SecurePort:       cfg.HTTPSListenPort,
 		ServiceCIDR:      p.ServiceCIDR,

@@ -207,3 +207,18 @@ func caPool(caPEM []byte) (*x509.CertPool, error) {
 func httpClient(tr *http.Transport) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
+
+// PinnedCA fetches the cluster CA from serverURL and checks it against the
+// full K10 token's hash; it returns the CA PEM and the token's secret. A
+// joining server uses it before it asks for the cluster's shared secrets.
+func PinnedCA(ctx context.Context, serverURL, token string) (caPEM []byte, secret string, err error) {
+	hash, secret, err := pki.ParseToken(token)
+	if err != nil {
+		return nil, "", fmt.Errorf("join: %w", err)
+	}
+	if hash == "" {
+		return nil, "", fmt.Errorf("join: %w: use the full K10... token from <data-dir>/server/token of a server", ErrUnpinnedToken)
+	}
+	caPEM, err = pinnedCA(ctx, Options{ServerURL: strings.TrimRight(serverURL, "/")}, hash)
+	return caPEM, secret, err
+}

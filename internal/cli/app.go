@@ -22,7 +22,9 @@ func NewApp(ctx context.Context) *ucli.App {
 		Commands: []*ucli.Command{
 			withMemtune(ctx, serverCommand(ctx)),
 			withMemtune(ctx, agentCommand(ctx)),
+			secretsEncryptCommand(ctx),
 			versionCommand(),
+			etcdSnapshotCommand(),
 		},
 		HideVersion: true,
 	}

@@ -29,7 +29,11 @@ func serverFlags() []ucli.Flag {
 		&ucli.StringSliceFlag{Name: "tls-san", EnvVars: envVars("tls-san"), Usage: "extra host names or IPs in the serving certificate"},
 		s("write-kubeconfig", "/etc/orch/orch.yaml", "where the admin kubeconfig is written", "o"),
 		s("write-kubeconfig-mode", "0600", "file mode of the written kubeconfig (octal)"),
-		s("token", "", "shared secret nodes use to join (generated when empty)", "t"),
+		s("token", "", "shared secret nodes use to join (generated when empty); with --server, the cluster's K10... token", "t"),
+		s("token-file", "", "file holding the token (instead of --token)"),
+		&ucli.BoolFlag{Name: "cluster-init", EnvVars: envVars("cluster-init"),
+			Usage: "start a new cluster that more servers can join (every orch server without --server can be joined)"},
+		s("server", "", "join the cluster of this server as another control-plane server (https://host:6443; needs --token)", "join"),
 		s("cluster-cidr", "10.42.0.0/16", "pod network"),
 		s("service-cidr", "10.43.0.0/16", "service ClusterIP range"),
 		s("service-node-port-range", "30000-32767", "NodePort range"),
@@ -52,6 +56,8 @@ func serverFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "node-monitor-grace-period", Value: 40 * time.Second, EnvVars: envVars("node-monitor-grace-period"),
 			Usage: "how long a node's Lease may go unrenewed before the node is Ready=Unknown and its pods are evicted"},
 		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
+		&ucli.BoolFlag{Name: "secrets-encryption", EnvVars: envVars("secrets-encryption"),
+			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
 	}
@@ -61,7 +67,7 @@ func serverCommand(ctx context.Context) *ucli.Command {
 	return &ucli.Command{
 		Name:   "server",
 		Usage:  "run the control plane: API server, datastore, scheduler and controllers",
-		Flags:  serverFlags(),
+		Flags:  append(serverFlags(), snapshotServerFlags()...),
 		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
 			cfg, err := serverConfig(c)
@@ -89,6 +95,9 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		WriteKubeconfig:          c.String("write-kubeconfig"),
 		WriteKubeconfigMode:      os.FileMode(mode),
 		Token:                    c.String("token"),
+		TokenFile:                c.String("token-file"),
+		ClusterInit:              c.Bool("cluster-init"),
+		JoinServer:               c.String("server"),
 		ClusterCIDR:              c.String("cluster-cidr"),
 		ServiceCIDR:              c.String("service-cidr"),
 		ServiceNodePortRange:     c.String("service-node-port-range"),
@@ -111,5 +120,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		NodeMonitorGracePeriod:   c.Duration("node-monitor-grace-period"),
 		PprofAddress:             c.String("pprof-address"),
 		Debug:                    c.Bool("debug"),
+		Snapshots:                snapshotServerConfig(c),
+		SecretsEncryption:        c.Bool("secrets-encryption"),
 	}, nil
 }

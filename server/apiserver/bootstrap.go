@@ -160,3 +160,19 @@ func firstIP(cidr *net.IPNet) net.IP {
 	}
 	return ip
 }
+
+// Bootstrapped reports whether this server's local state holds what
+// Bootstrap creates last (the kubernetes Service, or the system namespaces
+// without a service CIDR): a server that does not lead waits for it before
+// it calls itself ready.
+func (s *Server) Bootstrapped(ctx context.Context) bool {
+	res, ns, name := findResource(s.cfg.Resources, "", "services"), metav1.NamespaceDefault, kubernetesServiceName
+	if res == nil || s.cfg.ServiceCIDR == nil {
+		res, ns, name = findResource(s.cfg.Resources, "", "namespaces"), "", corev1.NamespaceNodeLease
+	}
+	if res == nil {
+		return true
+	}
+	_, err := s.cfg.Store.Get(ctx, res.Key(ns, name))
+	return err == nil
+}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"net"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -68,8 +68,12 @@ func (s *Server) ensureKubernetesEndpoints(ctx context.Context) error {
 	if res == nil {
 		return nil
 	}
+	var addrs []corev1.EndpointAddress
+	for _, ip := range s.endpointIPs(ctx) {
+		addrs = append(addrs, corev1.EndpointAddress{IP: ip.String()})
+	}
 	subsets := []corev1.EndpointSubset{{
-		Addresses: []corev1.EndpointAddress{{IP: s.cfg.AdvertiseAddress.String()}},
+		Addresses: addrs,
 		Ports:     []corev1.EndpointPort{{Name: "https", Port: int32(s.cfg.SecurePort), Protocol: corev1.ProtocolTCP}},
 	}}
 	ep := &corev1.Endpoints{
@@ -95,7 +99,7 @@ func (s *Server) ensureKubernetesEndpointSlice(ctx context.Context) error {
 	if res == nil {
 		return nil
 	}
-	want := s.kubernetesEndpointSlice()
+	want := s.kubernetesEndpointSlice(s.endpointIPs(ctx))
 	if created, err := s.createIfAbsent(ctx, res, want.DeepCopy(), nil); err != nil || created {
 		return err
 	}
@@ -110,19 +114,23 @@ func (s *Server) ensureKubernetesEndpointSlice(ctx context.Context) error {
 	})
 }
 
-func (s *Server) kubernetesEndpointSlice() *discoveryv1.EndpointSlice {
+func (s *Server) kubernetesEndpointSlice(ips []net.IP) *discoveryv1.EndpointSlice {
 	addrType := discoveryv1.AddressTypeIPv4
 	if s.cfg.AdvertiseAddress.To4() == nil {
 		addrType = discoveryv1.AddressTypeIPv6
 	}
 	ready, name, proto, port := true, "https", corev1.ProtocolTCP, int32(s.cfg.SecurePort)
+	var endpoints []discoveryv1.Endpoint
+	for _, ip := range ips {
+		endpoints = append(endpoints, discoveryv1.Endpoint{Addresses: []string{ip.String()},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready}})
+	}
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: kubernetesServiceName, Namespace: metav1.NamespaceDefault,
 			Labels: map[string]string{discoveryv1.LabelServiceName: kubernetesServiceName}},
 		AddressType: addrType,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{s.cfg.AdvertiseAddress.String()},
-			Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports: []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}},
+		Endpoints:   endpoints,
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}},
 	}
 }
 
@@ -157,7 +165,26 @@ func (s *Server) updateIfChanged(ctx context.Context, res *registry.Resource, ns
 		}
 		return fmt.Errorf("bootstrap: update %s: %w", key, err)
 	}
-	s.log.Info("bootstrap: updated", zap.String("key", key),
-		zap.String("endpoint", s.cfg.AdvertiseAddress.String()+":"+strconv.Itoa(s.cfg.SecurePort)))
+	s.log.Info("bootstrap: updated", zap.String("key", key), zap.Int("port", s.cfg.SecurePort))
 	return nil
+}
+
+// endpointIPs are the API servers the kubernetes Service leads to: those
+// Config.EndpointIPs reports live (a cluster of servers), else this one.
+func (s *Server) endpointIPs(ctx context.Context) []net.IP {
+	if s.cfg.EndpointIPs != nil {
+		if ips := s.cfg.EndpointIPs(ctx); len(ips) > 0 {
+			return ips
+		}
+	}
+	return []net.IP{s.cfg.AdvertiseAddress}
+}
+
+// EnsureKubernetesEndpoints points the kubernetes Service's Endpoints and
+// EndpointSlice at the live API servers; the leader runs it periodically.
+func (s *Server) EnsureKubernetesEndpoints(ctx context.Context) error {
+	if s.cfg.AdvertiseAddress == nil || s.cfg.SecurePort == 0 || s.cfg.ServiceCIDR == nil {
+		return nil
+	}
+	return errors.Join(s.ensureKubernetesEndpoints(ctx), s.ensureKubernetesEndpointSlice(ctx))
 }

@@ -175,12 +175,19 @@ func validateDeleteOptions(o *metav1.DeleteOptions) error {
 // finalizers for Orphan/Foreground, graceful deletion of bound pods,
 // deferred deletion while finalizers remain, namespace termination.
 func (s *Server) deleteObject(ctx context.Context, rc *reqCtx, name string, opts *metav1.DeleteOptions, dryRun bool) (*deleteResult, error) {
+	synced := false
 	for attempt := 0; ; attempt++ {
 		cur, kv, err := s.getStored(ctx, rc.res, rc.ns, name)
 		if err != nil {
+			if s.resync(ctx, &synced, err) {
+				continue
+			}
 			return nil, err
 		}
 		if err := checkPreconditions(rc, name, opts, cur, kv); err != nil {
+			if s.resync(ctx, &synced, err) {
+				continue
+			}
 			return nil, err
 		}
 		if err := s.admitDelete(ctx, rc, name, cur, opts, dryRun); err != nil {

@@ -18,6 +18,10 @@ import (
 
 // handleGet serves GET of one object (and of its status subresource).
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	if err := s.syncRead(r.Context(), r.URL.Query().Get("resourceVersion")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	obj, _, err := s.getStored(r.Context(), rc.res, rc.ns, rc.name)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -32,6 +36,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if opts.cont == nil {
+		if err := s.syncRead(r.Context(), opts.resourceVersion); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	items, lm, err := s.listItems(r.Context(), rc, opts)
 	if err != nil {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -36,10 +37,13 @@ type Config struct {
 	MaxRequestBodyBytes int64        // 0 = DefaultMaxRequestBodyBytes
 	Ready               func() error // readiness of the backing store; nil = always ready
 	AdvertiseAddress    net.IP
-	SecurePort          int
-	ServiceCIDR         *net.IPNet
-	ClusterDNS          net.IP // the kube-dns Service's ClusterIP; nil = the 10th address of ServiceCIDR
-	Version             version.Info
+	// EndpointIPs, when set, lists the live API servers of a cluster of
+	// several (sorted); the kubernetes Service's endpoints follow it.
+	EndpointIPs func(ctx context.Context) []net.IP
+	SecurePort  int
+	ServiceCIDR *net.IPNet
+	ClusterDNS  net.IP // the kube-dns Service's ClusterIP; nil = the 10th address of ServiceCIDR
+	Version     version.Info
 	// KubeletClientTLS is the client TLS (kubelet-client certificate and the
 	// cluster CA) for proxying pods/log, exec, attach and portforward to node
 	// agents; nil = those answer 503.

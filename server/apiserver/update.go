@@ -90,9 +90,13 @@ func checkNameAndNamespace(rc *reqCtx, obj runtime.Object) error {
 // compare-and-swap. Store conflicts are retried unless the client gave a
 // resourceVersion.
 func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMode, dryRun bool, mutate mutateFn) (*updateResult, error) {
+	synced := false
 	for attempt := 0; ; attempt++ {
 		cur, kv, err := s.getStored(ctx, rc.res, rc.ns, rc.name)
 		if err != nil {
+			if s.resync(ctx, &synced, err) {
+				continue
+			}
 			return nil, err
 		}
 		obj, err := mutate(cur.DeepCopyObject())
@@ -106,6 +110,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 		}
 		conditional, err := s.admitUpdate(ctx, rc, mode, obj, cur, kv, dryRun)
 		if err != nil {
+			if s.resync(ctx, &synced, err) {
+				continue
+			}
 			return nil, err
 		}
 		if dryRun {
@@ -114,6 +121,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 		res, err := s.writeUpdate(ctx, rc, mode, obj, cur, kv)
 		if errors.Is(err, datastore.ErrConflict) || errors.Is(err, errRetryAllocation) {
 			if conditional || attempt >= maxUpdateAttempts {
+				if s.resync(ctx, &synced, apierrors.NewConflict(rc.gr, rc.name, errModified)) {
+					continue
+				}
 				return nil, apierrors.NewConflict(rc.gr, rc.name, errModified)
 			}
 			continue

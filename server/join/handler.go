@@ -39,6 +39,8 @@ type Config struct {
 	Logger *zap.Logger
 	// Limits for failed authentication; zero values mean the defaults.
 	Limits Limits
+	// ServerBootstrap answers joining servers; nil = servers cannot join.
+	ServerBootstrap func() (*ServerBootstrap, error)
 }
 
 // Handler serves /cacerts and /v1-orch/*. Create it with New.
@@ -47,6 +49,8 @@ type Handler struct {
 	secret  string
 	log     *zap.Logger
 	limiter *failureLimiter
+	// bootstrap answers ServerBootstrapPath.
+	bootstrap func() (*ServerBootstrap, error)
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -64,7 +68,8 @@ func New(cfg Config) (*Handler, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Handler{ca: cfg.CA, secret: secret, log: log.Named("join"), limiter: newFailureLimiter(cfg.Limits)}, nil
+	return &Handler{ca: cfg.CA, secret: secret, log: log.Named("join"), limiter: newFailureLimiter(cfg.Limits),
+		bootstrap: cfg.ServerBootstrap}, nil
 }
 
 // Handles reports whether path is served by the join handler.
@@ -91,6 +96,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveCACerts(w, r)
 	case NodeCertificatePath:
 		h.serveNodeCertificate(w, r)
+	case ServerBootstrapPath:
+		h.serveServerBootstrap(w, r)
 	default:
 		writeStatus(w, apierrors.NewNotFound(schemaGR, r.URL.Path))
 	}
@@ -113,19 +120,10 @@ func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, methodNotAllowed(r, "POST"))
 		return
 	}
+	if !h.authorized(w, r) {
+		return
+	}
 	ip := clientIP(r)
-	if wait, ok := h.limiter.allowed(ip); !ok {
-		h.log.Warn("join request rate limited after failed attempts", zap.String("client", ip))
-		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		writeStatus(w, apierrors.NewTooManyRequests("too many failed join attempts from this address; retry later", int(wait.Seconds())+1))
-		return
-	}
-	if err := h.checkSecret(r); err != nil {
-		h.limiter.failed(ip)
-		h.log.Warn("join request rejected", zap.String("client", ip), zap.Error(err))
-		writeStatus(w, apierrors.NewUnauthorized(err.Error()))
-		return
-	}
 	resp, err := h.issue(r, w)
 	if err != nil {
 		h.log.Info("node certificate request refused", zap.String("client", ip), zap.Error(err))
@@ -133,6 +131,25 @@ func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// authorized checks the bearer secret under the failure rate limit and
+// answers the refusal itself.
+func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
+	ip := clientIP(r)
+	if wait, ok := h.limiter.allowed(ip); !ok {
+		h.log.Warn("join request rate limited after failed attempts", zap.String("client", ip))
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		writeStatus(w, apierrors.NewTooManyRequests("too many failed join attempts from this address; retry later", int(wait.Seconds())+1))
+		return false
+	}
+	if err := h.checkSecret(r); err != nil {
+		h.limiter.failed(ip)
+		h.log.Warn("join request rejected", zap.String("client", ip), zap.Error(err))
+		writeStatus(w, apierrors.NewUnauthorized(err.Error()))
+		return false
+	}
+	return true
 }
 
 // checkSecret compares the bearer secret in constant time. Its errors never
