@@ -1,6 +1,10 @@
 package reliability
 
 import (
+	"context"
+	"net"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,5 +65,16 @@ func TestPercentile(t *testing.T) {
 	}
 	if p := percentile(nil, 99); p != 0 {
 		t.Errorf("empty p99 %v", p)
+	}
+}
+
+func TestNotSent(t *testing.T) {
+	refused := &url.Error{Op: "Post", URL: "https://10.0.0.1:6443", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	if !notSent(refused) {
+		t.Error("a refused dial was sent")
+	}
+	reset := &url.Error{Op: "Post", URL: "https://10.0.0.1:6443", Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
+	if notSent(reset) || notSent(context.DeadlineExceeded) {
+		t.Error("a reset or timed-out request counts as not sent")
 	}
 }

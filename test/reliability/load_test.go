@@ -2,8 +2,10 @@ package reliability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -176,6 +178,12 @@ func (c *client) run(ctx context.Context) {
 		out, err := c.kv.do(ctx, in)
 		ret := c.rec.now()
 		c.learn(in, out)
+		if out.Result == Unknown && notSent(err) {
+			// Refused before the request went out (the server is down): no
+			// effect, like a failed read.
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
 		if out.Result == Unknown && ctx.Err() == nil {
 			c.rec.mu.Lock()
 			c.rec.other++
@@ -188,6 +196,13 @@ func (c *client) run(ctx context.Context) {
 		}
 		c.rec.add(Op{Client: c.id, Input: in, Output: out, Call: call, Return: ret})
 	}
+}
+
+// notSent reports whether err happened while dialing: the request never
+// reached a server.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // learn keeps the revision of a key this client just wrote or read; after
