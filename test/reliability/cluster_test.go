@@ -171,8 +171,8 @@ func (c *servers) start(i int) {
 	c.mu.Unlock()
 }
 
-// killAll SIGKILLs every server at once and returns when the first signal
-// went out.
+// killAll SIGKILLs every server at once and returns when the last signal
+// went out (from then on no server is left to accept a write).
 func (c *servers) killAll() time.Time {
 	at := make([]time.Time, c.n)
 	var wg sync.WaitGroup
@@ -181,13 +181,13 @@ func (c *servers) killAll() time.Time {
 		go func() { defer wg.Done(); at[i-1] = c.kill(i) }()
 	}
 	wg.Wait()
-	first := at[0]
+	last := at[0]
 	for _, t := range at {
-		if t.Before(first) {
-			first = t
+		if t.After(last) {
+			last = t
 		}
 	}
-	return first
+	return last
 }
 
 // restartDead starts every killed server, in parallel.
