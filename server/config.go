@@ -30,7 +30,9 @@ type Config struct {
 	ClusterInit bool
 	// JoinServer (--server) is the URL of a server of the cluster this
 	// server joins as another Raft voter and API server.
-	JoinServer           string
+	JoinServer string
+	// Remove (--remove) takes this server out of the Raft cluster and exits.
+	Remove               bool
 	ClusterCIDR          string
 	ServiceCIDR          string
 	ServiceNodePortRange string

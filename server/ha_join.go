@@ -155,3 +155,26 @@ func writeShared(dir string, b *join.ServerBootstrap) error {
 	peers, _ := json.Marshal(b.RaftPeers)
 	return os.WriteFile(filepath.Join(dir, peersFile), peers, 0o600)
 }
+
+// leaveCluster removes this server from the Raft cluster (orch server
+// --remove); the last member cannot leave.
+func leaveCluster(ctx context.Context, store *datastore.RaftStore, log *zap.Logger) error {
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := store.WaitLeader(wctx); err != nil {
+		return fmt.Errorf("--remove: %w", err)
+	}
+	ms, err := store.Members()
+	if err != nil {
+		return fmt.Errorf("--remove: %w", err)
+	}
+	if len(ms) < 2 {
+		return errors.New("--remove: this server is the cluster's only member; stop it instead")
+	}
+	if err := store.RemoveMember(wctx, store.ID()); err != nil {
+		return fmt.Errorf("--remove: %w", err)
+	}
+	log.Info("removed this server from the Raft cluster; delete <data-dir>/server/db before it joins a cluster again",
+		zap.String("raftID", store.ID()))
+	return nil
+}

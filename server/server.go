@@ -67,6 +67,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer closeLogged(log, "datastore", store.Close)
+	if cfg.Remove {
+		return leaveCluster(ctx, store, log)
+	}
 	if cfg.JoinServer != "" {
 		if err := store.JoinCluster(ctx, peers); err != nil {
 			return err
