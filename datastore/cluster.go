@@ -207,7 +207,7 @@ func (s *RaftStore) promote(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.fsm.notify.wait(cctx, idx, s.closed); err != nil {
+	if err := s.waitApplied(cctx, idx); err != nil {
 		return err
 	}
 	req := fwdRequest{Op: fwdPromote, ID: s.id, Addr: s.Addr()}
