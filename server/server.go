@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, cfg, p, bundle, log)
+	store, err := openBackend(ctx, cfg, p, bundle, log)
 	if err != nil {
 		return err
 	}
@@ -100,6 +100,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
+	go awaitBootstrapped(ctx, store, ready, log)
 	caches := func() error { return errors.Join(parts.authz.ready(), parts.crds.ready()) }
 	return serveUntilDone(ctx, cfg, p, bundle, ready, caches, errc, started, log)
 }
@@ -248,7 +249,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 	return store, nil
 }
 
-func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore,
+func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store backend,
 	sa *saTokens, ready *readyState, parts *parts, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
@@ -316,10 +317,10 @@ func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
 }
 
-func readiness(store *datastore.RaftStore, ready *readyState, parts *parts) func() error {
+func readiness(store backend, ready *readyState, parts *parts) func() error {
 	return func() error {
-		if store.LeaderAddr() == "" {
-			return errors.New("datastore has no raft leader")
+		if err := store.Healthy(); err != nil {
+			return err
 		}
 		if !ready.flag.Load() {
 			return errors.New("system namespaces and the kubernetes service are not created yet")
