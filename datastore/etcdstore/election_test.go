@@ -76,3 +76,28 @@ func TestElection(t *testing.T) {
 		t.Fatal("LeaderCh of a closed election is open")
 	}
 }
+
+// TestElectionLostWithEtcd checks that a leader cut off from etcd reports
+// leadership lost (its lease can no longer be kept alive), so it stops its
+// control loops before another server could win.
+func TestElectionLostWithEtcd(t *testing.T) {
+	e := etcdtest.Start(t)
+	s := open(t, e, "", nil)
+	el := etcdstore.NewElection(s.Client(), "/orch/leader", "one", 2*time.Second, zaptest.NewLogger(t))
+	t.Cleanup(func() { _ = el.Close() })
+	waitLeader(t, el)
+	ch := el.LeaderCh()
+	<-ch // the current state
+	e.Kill()
+	select {
+	case l := <-ch:
+		if l {
+			t.Fatal("LeaderCh says leader after etcd died")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("still leader 30s after etcd died")
+	}
+	if el.IsLeader() {
+		t.Fatal("IsLeader after etcd died")
+	}
+}

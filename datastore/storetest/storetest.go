@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) datastore.Store) {
 		{"ListAtCompacted", testListAtCompacted},
 		{"Count", testCount},
 		{"WatchFromNow", testWatchFromNow},
+		{"WatchTxnMixed", testWatchTxnMixed},
 		{"WatchResume", testWatchResume},
 		{"WatchCompacted", testWatchCompacted},
 		{"WatchCancel", testWatchCancel},

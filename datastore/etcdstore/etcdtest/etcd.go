@@ -27,7 +27,11 @@ type Etcd struct {
 	dir                       string
 	cmd                       *exec.Cmd
 	logFile                   string
+	stop                      func()
 }
+
+// Kill stops etcd at once (SIGKILL), as a crash or a network cut would.
+func (e *Etcd) Kill() { e.stop() }
 
 // Start runs etcd until the test ends, installing it first when missing.
 func Start(t testing.TB) *Etcd {
@@ -103,6 +107,7 @@ func start(t testing.TB, bin, dir string, certs certFiles, attempt int) (*Etcd, 
 		<-exited
 		_ = os.RemoveAll(data)
 	}
+	e.stop = stop
 	if err := e.waitReady(exited); err != nil {
 		stop()
 		return nil, fmt.Errorf("%w\netcd output:\n%s", err, tail(e.Log(), 30))
