@@ -8,10 +8,17 @@ set -eu
 if command -v etcd >/dev/null 2>&1; then
 	exit 0
 fi
+# Test packages run in parallel: one installer at a time.
+exec 9>/var/lock/orch-install-etcd.lock
+flock 9
+if command -v etcd >/dev/null 2>&1; then
+	exit 0
+fi
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y --no-install-recommends etcd-server; then
-	apt-get update
-	apt-get install -y --no-install-recommends etcd-server
+apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@"; }
+if ! apt_get install -y --no-install-recommends etcd-server; then
+	apt_get update
+	apt_get install -y --no-install-recommends etcd-server
 fi
 # On a host with systemd the package starts its own etcd on 2379: stop it.
 if command -v systemctl >/dev/null 2>&1; then
