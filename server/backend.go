@@ -48,6 +48,9 @@ var (
 // openBackend opens the external etcd when --datastore-endpoint is set, the
 // embedded Raft store otherwise.
 func openBackend(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, log *zap.Logger) (backend, error) {
+	if d := cfg.Datastore; d.Endpoint == "" && d.CAFile+d.CertFile+d.KeyFile != "" {
+		return nil, errors.New("--datastore-cafile, --datastore-certfile and --datastore-keyfile need --datastore-endpoint")
+	}
 	if cfg.Datastore.Endpoint == "" {
 		store, err := openStore(ctx, cfg, p, bundle, log)
 		if err != nil {

@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := s.Sync(octx); err != nil {
 		s.cancel()
 		_ = client.Close()
-		return nil, fmt.Errorf("etcdstore: reaching %v: %w", cfg.Endpoints, err)
+		return nil, fmt.Errorf("reaching etcd %v: %w", cfg.Endpoints, err)
 	}
 	s.compact = newCompactor(s.kv, cfg.CompactInterval, s.log.Named("compactor"))
 	if cfg.CompactInterval > 0 {
