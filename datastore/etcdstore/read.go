@@ -2,8 +2,10 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/orch/orch/datastore"
@@ -48,7 +50,11 @@ func (s *Store) ListAt(ctx context.Context, prefix, startKey string, limit, rev 
 	if err := s.checkHistory(rev); err != nil {
 		return datastore.ListResult{}, fmt.Errorf("list %q: %w", prefix, err)
 	}
-	return s.list(ctx, prefix, startKey, limit, rev)
+	res, err := s.list(ctx, prefix, startKey, limit, rev)
+	if errors.Is(err, rpctypes.ErrFutureRev) {
+		return s.list(ctx, prefix, startKey, limit, 0) // as the Raft store: read now
+	}
+	return res, err
 }
 
 func (s *Store) list(ctx context.Context, prefix, startKey string, limit, rev int64) (datastore.ListResult, error) {

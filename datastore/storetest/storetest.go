@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) datastore.Store) {
 		{"ListPaging", testListPaging},
 		{"ListAtSnapshot", testListAtSnapshot},
 		{"ListAtCompacted", testListAtCompacted},
+		{"ListAtFuture", testListAtFuture},
 		{"Count", testCount},
 		{"WatchFromNow", testWatchFromNow},
 		{"WatchTxnMixed", testWatchTxnMixed},
