@@ -65,12 +65,28 @@ func TestEtcdDatastore(t *testing.T) {
 	must(t, err, "create configmap")
 	waitGone(t, c.Watch, first.ResourceVersion)
 
+	etcdKubectl(t, s, "create", "configmap", "bykubectl", "-n", ns, "--from-literal=a=b")
+
 	s.Restart()
 	got, err := s.Clientset.CoreV1().ConfigMaps(ns).Get(ctxT(t), "kept", metav1.GetOptions{})
 	must(t, err, "get configmap after restart")
 	if got.Data["k"] != "v" {
 		t.Fatalf("configmap after restart = %+v", got.Data)
 	}
+	if out := etcdKubectl(t, s, "get", "configmap", "bykubectl", "-n", ns, "-o", "jsonpath={.data.a}"); out != "b" {
+		t.Fatalf("kubectl get after restart = %q, want b", out)
+	}
+}
+
+// etcdKubectl runs the real upstream kubectl against s and returns its output.
+func etcdKubectl(t *testing.T, s *testutil.Server, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testutil.Kubectl(t), append([]string{"--kubeconfig", s.Kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func wantEvent(t *testing.T, w watch.Interface, typ watch.EventType, rv string) {
