@@ -81,6 +81,7 @@ func StartServer(t testing.TB, opts Options) *Server {
 		opts.ReadyTimeout = 3 * time.Minute
 	}
 	bin := Binary(t)
+	opts.ExtraArgs = append(datastoreArgs(t), opts.ExtraArgs...)
 	base, err := os.MkdirTemp("", "orch-test-")
 	if err != nil {
 		t.Fatalf("temp dir: %v", err)
