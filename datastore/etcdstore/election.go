@@ -60,10 +60,17 @@ func NewElection(client *clientv3.Client, key, identity string, ttl time.Duratio
 // term opens a session, campaigns, leads until the session is lost or ctx
 // ends, and gives the lease back.
 func (e *Election) term(ctx context.Context) error {
+	// The session outlives ctx so that its Close can still revoke the lease
+	// (handing leadership over at once); ctx only aborts the lease grant.
 	sctx, scancel := context.WithCancel(context.Background())
-	defer scancel() // after Close below, which revokes the lease with sctx
+	defer scancel()
+	abortGrant := context.AfterFunc(ctx, scancel)
 	sess, err := concurrency.NewSession(e.client, concurrency.WithTTL(int(e.ttl/time.Second)), concurrency.WithContext(sctx))
-	if err != nil {
+	if !abortGrant() || err != nil {
+		if err == nil {
+			_ = sess.Close()
+			err = ctx.Err()
+		}
 		return fmt.Errorf("opening a session: %w", err)
 	}
 	defer func() { _ = sess.Close() }()

@@ -100,4 +100,13 @@ func TestElectionLostWithEtcd(t *testing.T) {
 	if el.IsLeader() {
 		t.Fatal("IsLeader after etcd died")
 	}
+	// Closing must not hang on the unreachable etcd (shutdown of a server
+	// whose etcd is gone).
+	closed := make(chan error, 1)
+	go func() { closed <- el.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Close hangs while etcd is down")
+	}
 }
