@@ -88,6 +88,9 @@ func openEtcd(ctx context.Context, cfg Config, p *Parsed, log *zap.Logger) (*etc
 	store, err := etcdstore.Open(ctx, etcdstore.Config{
 		Endpoints: etcdstore.ParseEndpoints(d.Endpoint), TLS: tlsCfg,
 		CompactInterval: d.CompactInterval, Logger: log,
+		// Like the Raft store's event history (and kube-apiserver's watch
+		// cache): older resourceVersions get 410 Gone even if etcd has them.
+		HistoryRevisions: int64(cfg.DefaultWatchCacheSize),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--datastore-endpoint: %w", err)
