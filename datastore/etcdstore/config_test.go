@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,7 +9,10 @@ import (
 	"testing"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/orch/orch/datastore"
 )
@@ -124,5 +128,29 @@ func TestNetWritesRefusesRecreate(t *testing.T) {
 	}
 	if ops, err := netWrites([]string{"/n"}, map[string]*datastore.KV{"/n": nil}, events); err != nil || len(ops) != 0 {
 		t.Fatalf("create+delete = %d ops, %v", len(ops), err)
+	}
+}
+
+func TestMapErr(t *testing.T) {
+	s := &Store{}
+	for _, tc := range []struct {
+		err  error
+		want error
+	}{
+		{rpctypes.ErrCompacted, datastore.ErrCompacted},
+		{rpctypes.ErrNoLeader, datastore.ErrNotLeader},
+		{rpctypes.ErrLeaderChanged, datastore.ErrNotLeader},
+		{status.Error(codes.Unavailable, "connection refused"), datastore.ErrNotLeader},
+	} {
+		if got := s.mapErr(tc.err); !errors.Is(got, tc.want) || !errors.Is(got, tc.err) {
+			t.Errorf("mapErr(%v) = %v, want %v wrapping the original", tc.err, got, tc.want)
+		}
+	}
+	if got := s.mapErr(rpctypes.ErrKeyNotFound); errors.Is(got, datastore.ErrNotLeader) {
+		t.Errorf("mapErr(%v) = %v", rpctypes.ErrKeyNotFound, got)
+	}
+	s.closed.Store(true)
+	if got := s.mapErr(rpctypes.ErrNoLeader); !errors.Is(got, datastore.ErrClosed) {
+		t.Errorf("after Close: %v", got)
 	}
 }

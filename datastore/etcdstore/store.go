@@ -13,6 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/namespace"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/orch/orch/datastore"
 )
@@ -143,9 +145,22 @@ func (s *Store) mapErr(err error) error {
 	case s.closed.Load():
 		return fmt.Errorf("etcdstore: %w", datastore.ErrClosed)
 	case errors.Is(err, rpctypes.ErrCompacted):
-		return fmt.Errorf("etcdstore: %w", datastore.ErrCompacted)
+		return fmt.Errorf("etcdstore: %w: %w", datastore.ErrCompacted, err)
+	case unavailable(err):
+		// The API answers 503 "the datastore has no leader; try again".
+		return fmt.Errorf("etcdstore: etcd unavailable: %w: %w", datastore.ErrNotLeader, err)
 	}
 	return fmt.Errorf("etcdstore: %w", err)
+}
+
+// unavailable reports whether err says etcd cannot serve now (no leader,
+// leader changed, no connection): gRPC's Unavailable code.
+func unavailable(err error) bool {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable
+	}
+	return status.Code(err) == codes.Unavailable
 }
 
 // toKV converts an etcd key-value.

@@ -76,6 +76,7 @@ func TestEtcdDatastore(t *testing.T) {
 	if out := etcdKubectl(t, s, "get", "configmap", "bykubectl", "-n", ns, "-o", "jsonpath={.data.a}"); out != "b" {
 		t.Fatalf("kubectl get after restart = %q, want b", out)
 	}
+
 }
 
 // etcdKubectl runs the real upstream kubectl against s and returns its output.
@@ -87,6 +88,29 @@ func etcdKubectl(t *testing.T, s *testutil.Server, args ...string) string {
 		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestEtcdGoneNotReady checks that a server whose etcd is gone says so in
+// /readyz (so a load balancer stops sending it requests).
+func TestEtcdGoneNotReady(t *testing.T) {
+	t.Parallel()
+	e := etcdtest.Start(t)
+	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: etcdArgs(e)})
+	e.Kill()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := s.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		cancel()
+		if err != nil {
+			t.Logf("readyz without etcd: %v", err)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still ok 60s after etcd died")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func wantEvent(t *testing.T, w watch.Interface, typ watch.EventType, rv string) {
