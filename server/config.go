@@ -53,6 +53,7 @@ type Config struct {
 	ContainerRuntimeEndpoint string
 	PrivateRegistry          string
 	RaftPort                 int
+	Datastore                DatastoreConfig // external etcd (backend.go)
 	DefaultWatchCacheSize    int
 	EventTTL                 time.Duration
 	// NodeMonitorGracePeriod: a node whose Lease is older gets Ready=Unknown.

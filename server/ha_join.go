@@ -49,6 +49,9 @@ func serverBootstrap(dir string, store *datastore.RaftStore) func() (*join.Serve
 			}
 			b.Files[name] = data
 		}
+		if store == nil {
+			return b, nil // an external etcd: no Raft to join
+		}
 		ms, err := store.Members()
 		if err != nil {
 			return nil, err
@@ -126,8 +129,8 @@ func fetchServerBootstrap(ctx context.Context, serverURL, token string) (*join.S
 	if err := json.Unmarshal(body, &b); err != nil {
 		return nil, fmt.Errorf("decoding the server bootstrap answer: %w", err)
 	}
-	if len(b.Files["tls/ca.crt"]) == 0 || len(b.Files["tls/ca.key"]) == 0 || len(b.RaftPeers) == 0 {
-		return nil, errors.New("the server bootstrap answer lacks the CA or the Raft peers")
+	if len(b.Files["tls/ca.crt"]) == 0 || len(b.Files["tls/ca.key"]) == 0 {
+		return nil, errors.New("the server bootstrap answer lacks the CA")
 	}
 	return &b, nil
 }

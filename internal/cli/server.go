@@ -20,7 +20,7 @@ func serverFlags() []ucli.Flag {
 	i := func(name string, value int, usage string) ucli.Flag {
 		return &ucli.IntFlag{Name: name, Value: value, Usage: usage, EnvVars: envVars(name)}
 	}
-	return []ucli.Flag{
+	return append([]ucli.Flag{
 		configFlag(), debugFlag(),
 		s("data-dir", "/var/lib/orch", "folder for state", "d"),
 		s("bind-address", "0.0.0.0", "address the API server listens on"),
@@ -62,7 +62,7 @@ func serverFlags() []ucli.Flag {
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
-	}
+	}, datastoreFlags()...)
 }
 
 func serverCommand(ctx context.Context) *ucli.Command {
@@ -118,6 +118,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		ContainerRuntimeEndpoint: c.String("container-runtime-endpoint"),
 		PrivateRegistry:          c.String("private-registry"),
 		RaftPort:                 c.Int("raft-port"),
+		Datastore:                datastoreConfig(c),
 		DefaultWatchCacheSize:    c.Int("default-watch-cache-size"),
 		EventTTL:                 c.Duration("event-ttl"),
 		NodeMonitorGracePeriod:   c.Duration("node-monitor-grace-period"),
