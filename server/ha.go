@@ -35,8 +35,8 @@ const (
 	raftIDAnnotation  = "orch.io/raft-id"
 	nodeAnnotation    = "orch.io/node-name"
 	portAnnotation    = "orch.io/https-port"
-	leaseDuration     = 15 * time.Second
-	leaseRenew        = 5 * time.Second
+	leaseDuration     = 30 * time.Second
+	leaseRenew        = 10 * time.Second
 	staleLeaseAge     = 10 * time.Minute
 )
 
