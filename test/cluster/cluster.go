@@ -2,12 +2,12 @@ package cluster
 
 import (
 	"bufio"
-	"net"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
