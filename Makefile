@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
-.PHONY: build test unit cross bench kubectl helm charts cert-manager conformance clean
+.PHONY: build test unit cross bench kubectl helm charts cert-manager conformance reliability clean
 
 build:
 	$(BUILD) -o $(OUT)/orch .
@@ -54,6 +54,18 @@ cert-manager:
 CONFORMANCE_NODES ?= 1
 conformance:
 	CONFORMANCE_NODES=$(CONFORMANCE_NODES) ./scripts/conformance.sh
+
+# reliability runs the fault-injection proof of issue 11 (test/reliability,
+# as root): RELIABILITY_SERVERS servers in network namespaces under a client
+# load, each fault for RELIABILITY_ROUNDS rounds, histories checked with
+# porcupine; the results table goes to $(OUT)/reliability.md (docs/reliability.md).
+RELIABILITY_SERVERS ?= 3,5
+RELIABILITY_ROUNDS  ?= 10
+reliability:
+	mkdir -p $(OUT)
+	ORCH_RELIABILITY=1 ORCH_RELIABILITY_SERVERS=$(RELIABILITY_SERVERS) ORCH_RELIABILITY_ROUNDS=$(RELIABILITY_ROUNDS) \
+		ORCH_RELIABILITY_REPORT=$(abspath $(OUT))/reliability.md \
+		$(GO) test -count=1 -timeout 0 -v -run TestFaults ./test/reliability/
 
 clean:
 	rm -rf $(OUT)

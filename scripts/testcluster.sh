@@ -4,12 +4,28 @@
 # the bridge by a veth, each running its own orch processes and managed
 # containerd inside its namespace. Node 1 runs `orch server` and an
 # `orch agent`; nodes 2..N run `orch agent --join https://<node 1>:6443`.
+# With --servers S (S > 1) nodes 1..S each run an `orch server` (node 1 with
+# --cluster-init, the others with --server https://<node 1>:6443), data dir
+# $DIR/s<I>, log $DIR/logs/server-n<I>.log; --no-agents starts no agent.
 #
 #   scripts/testcluster.sh up   --name ID [--nodes 3] [--subnet K] [--backend vxlan|host-gw]
 #                               [--binary orch] [--image busybox.tar]... [--cluster-cidr 10.42.0.0/16]
 #                               [--registry-port P]   # agents pull registry.k8s.io from http://<bridge IP>:P
+#                               [--servers S] [--no-agents] [--server-arg ARG]...  # ARG: extra server flag
 #   scripts/testcluster.sh stop-node --name ID --node I   # kill node I's orch processes and containers
 #   scripts/testcluster.sh down --name ID                 # remove everything; idempotent
+#
+# Fault injection on server nodes (for test/reliability):
+#   kill-server  --name ID --node I             # SIGKILL node I's orch server; prints KILLED_AT=<unix ns>
+#   start-server --name ID --node I             # start it again with the same arguments
+#   partition    --name ID --node I [--from J,K] # DROP all traffic between node I and nodes J,K
+#                                                # (default: every other node), inside the netns
+#   heal         --name ID                      # remove every partition rule
+#   slow-disk    --name ID --node I [--delay-ms 200]  # delay every fsync/fdatasync of node I's server
+#   fast-disk    --name ID [--node I]           # end the delay (all nodes without --node)
+# The kernel here has no device-mapper (no dm-delay), so slow-disk is a
+# syscall-level delay: `strace -e inject=fsync,fdatasync:delay_enter=...`
+# attached to the server process, the same wait a slow fsync would cause.
 #
 # ID is 1-6 lowercase letters/digits; every host-global name derives from it:
 #   bridge otc<ID> (10.199.K.1/24, K from --subnet or the first free one),
@@ -32,6 +48,7 @@ cmd=${1:-}
 [ -n "$cmd" ] || die "usage: $0 up|down|stop-node --name ID ..."
 shift
 ID="" NODES=3 SUBNET="" BACKEND=vxlan BIN="" CLUSTER_CIDR=10.42.0.0/16 NODE="" IMAGES=() REGISTRY_PORT=""
+SERVERS="" NO_AGENTS="" SERVER_ARGS=() FROM="" DELAY_MS=200
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--name) ID=$2; shift 2 ;;
@@ -43,6 +60,11 @@ while [ $# -gt 0 ]; do
 	--cluster-cidr) CLUSTER_CIDR=$2; shift 2 ;;
 	--node) NODE=$2; shift 2 ;;
 	--registry-port) REGISTRY_PORT=$2; shift 2 ;;
+	--servers) SERVERS=$2; shift 2 ;;
+	--no-agents) NO_AGENTS=1; shift ;;
+	--server-arg) SERVER_ARGS+=("$2"); shift 2 ;;
+	--from) FROM=$2; shift 2 ;;
+	--delay-ms) DELAY_MS=$2; shift 2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -88,7 +110,7 @@ run_in() {
 agent_args() {
 	local i=$1
 	echo agent --config "$DIR/config.yaml" --join "https://$(node_ip 1):6443" \
-		--token-file "$DIR/server/server/token" --data-dir "$DIR/n$i" --node-name "$(node_name "$i")" \
+		--token-file "$(srv_dir 1)/server/token" --data-dir "$DIR/n$i" --node-name "$(node_name "$i")" \
 		--node-ip "$(node_ip "$i")" --cluster-cidr "$CLUSTER_CIDR" --network-backend "$BACKEND" \
 		--private-registry "$DIR/registries.yaml" \
 		--containerd-state-dir "$RUN/n$i/containerd" --fifo-dir "$RUN/n$i/fifo" \
@@ -115,13 +137,71 @@ wait_tcp() {
 	done
 }
 
+# servers prints how many server nodes the cluster has (1: today's layout,
+# names "server"; more: "server-n<I>", data dirs s<I>).
+servers() {
+	if [ -n "$SERVERS" ]; then echo "$SERVERS"; elif [ -s "$DIR/servers" ]; then cat "$DIR/servers"; else echo 1; fi
+}
+srv_name() { if [ "$(servers)" = 1 ]; then echo server; else echo "server-n$1"; fi; }
+srv_dir() { if [ "$(servers)" = 1 ]; then echo "$DIR/server"; else echo "$DIR/s$1"; fi; }
+
+# server_args I [init] prints node I's server arguments, one a line; "init"
+# adds --cluster-init to node 1 of a multi-server cluster (first start only).
+server_args() {
+	local i=$1 a
+	printf '%s\n' server --config "$DIR/config.yaml" --data-dir "$(srv_dir "$i")" --bind-address 0.0.0.0 \
+		--advertise-address "$(node_ip "$i")" --https-listen-port 6443 --raft-port 6444 --disable-agent \
+		--cluster-cidr "$CLUSTER_CIDR" --node-monitor-grace-period 20s
+	if [ "$i" = 1 ]; then
+		printf '%s\n' --write-kubeconfig "$DIR/kubeconfig.yaml" --write-kubeconfig-mode 0600
+		[ "${2:-}" != init ] || [ "$(servers)" = 1 ] || echo --cluster-init
+	else
+		printf '%s\n' --server "https://$(node_ip 1):6443" --token-file "$(srv_dir 1)/server/token"
+	fi
+	while IFS= read -r a; do [ -z "$a" ] || printf '%s\n' "$a"; done <"$DIR/server-args"
+}
+
+# start_server I [init] starts node I's server and waits until it listens.
+start_server() {
+	local i=$1 args
+	mapfile -t args < <(server_args "$i" "${2:-}")
+	run_in "$i" "$(srv_name "$i")" "${args[@]}"
+	wait_tcp "$(node_ip "$i")" 6443 90 ||
+		die "server $i did not listen on $(node_ip "$i"):6443 (see $DIR/logs/$(srv_name "$i").log)"
+}
+
+# start_servers starts node 1's server, waits for its token and kubeconfig,
+# then starts the other servers one by one.
+start_servers() {
+	local i n=0
+	start_server 1 init
+	until [ -s "$(srv_dir 1)/server/token" ] && [ -s "$DIR/kubeconfig.yaml" ]; do
+		n=$((n + 1))
+		[ $n -lt 300 ] || die "the server wrote no token/kubeconfig (see $DIR/logs/$(srv_name 1).log)"
+		sleep 0.2
+	done
+	# The written kubeconfig names 127.0.0.1 (the server's own netns); the
+	# host reaches the server at node 1's address.
+	sed "s#server: https://[^ ]*#server: https://$(node_ip 1):6443#" "$DIR/kubeconfig.yaml" >"$DIR/admin.yaml"
+	chmod 0600 "$DIR/admin.yaml"
+	for i in $(seq 2 "$(servers)"); do
+		start_server "$i"
+	done
+}
+
 up() {
 	[ -x "$BIN" ] || BIN=$(command -v orch) || die "--binary is required (no orch in PATH)"
 	[ ! -e "$DIR" ] || die "$DIR exists: run down --name $ID first"
+	[ -n "$SERVERS" ] || SERVERS=1
+	if ! [[ "$SERVERS" =~ ^[1-9]$ ]] || [ "$SERVERS" -gt "$NODES" ]; then die "--servers must be 1..--nodes"; fi
 	mkdir -p "$DIR/logs" "$DIR/pids" "$RUN"
 	chmod 0700 "$DIR"
 	: >"$DIR/config.yaml"
 	echo "$NODES" >"$DIR/nodes"
+	echo "$SERVERS" >"$DIR/servers"
+	BIN=$(realpath "$BIN")
+	echo "$BIN" >"$DIR/binary"
+	printf '%s\n' ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} >"$DIR/server-args"
 	[ -n "$SUBNET" ] || SUBNET=$(free_subnet)
 	echo "$SUBNET" >"$DIR/subnet"
 	registries >"$DIR/registries.yaml"
@@ -149,28 +229,23 @@ up() {
 			cp "$img" "$DIR/n$i/agent/images/"
 		done
 	done
-	run_in 1 server server --config "$DIR/config.yaml" --data-dir "$DIR/server" --bind-address 0.0.0.0 \
-		--advertise-address "$(node_ip 1)" --https-listen-port 6443 --raft-port 6444 \
-		--write-kubeconfig "$DIR/kubeconfig.yaml" --write-kubeconfig-mode 0600 --disable-agent \
-		--cluster-cidr "$CLUSTER_CIDR" --node-monitor-grace-period 20s
-	wait_tcp "$(node_ip 1)" 6443 60 || die "the server did not listen on $(node_ip 1):6443 (see $DIR/logs/server.log)"
-	local n=0
-	until [ -s "$DIR/server/server/token" ] && [ -s "$DIR/kubeconfig.yaml" ]; do
-		n=$((n + 1))
-		[ $n -lt 300 ] || die "the server wrote no token/kubeconfig (see $DIR/logs/server.log)"
-		sleep 0.2
-	done
-	# The written kubeconfig names 127.0.0.1 (the server's own netns); the
-	# host reaches the server at node 1's address.
-	sed "s#server: https://[^ ]*#server: https://$(node_ip 1):6443#" "$DIR/kubeconfig.yaml" >"$DIR/admin.yaml"
-	chmod 0600 "$DIR/admin.yaml"
+	start_servers
 	for i in $(seq 1 "$NODES"); do
+		[ -z "$NO_AGENTS" ] || break
 		# shellcheck disable=SC2046 # agent_args prints words without spaces
 		run_in "$i" "agent-n$i" $(agent_args "$i")
 	done
 	echo "DIR=$DIR"
 	echo "SERVER=https://$(node_ip 1):6443"
 	echo "KUBECONFIG=$DIR/admin.yaml"
+	echo "SERVERS=$(servers)"
+	echo "TOKEN_FILE=$(srv_dir 1)/server/token"
+	for i in $(seq 1 "$(servers)"); do
+		echo "SERVER_${i}_IP=$(node_ip "$i")"
+		echo "SERVER_${i}_URL=https://$(node_ip "$i"):6443"
+		echo "SERVER_${i}_DIR=$(srv_dir "$i")"
+		echo "SERVER_${i}_LOG=$DIR/logs/$(srv_name "$i").log"
+	done
 	echo "SUBNET=$SUBNET"
 	echo "BRIDGE_IP=10.199.$SUBNET.1"
 	for i in $(seq 1 "$NODES"); do
@@ -202,8 +277,8 @@ node_pids() {
 # finds, until none is left.
 kill_node() {
 	local i=$1 pid f pids
-	for f in "$DIR/pids/agent-n$i" "$DIR/pids/server"; do
-		[ "$i" = 1 ] || [ "$f" != "$DIR/pids/server" ] || continue
+	stop_slow "$i"
+	for f in "$DIR/pids/agent-n$i" "$DIR/pids/$(srv_name "$i")"; do
 		if [ -s "$f" ]; then
 			pid=$(cat "$f")
 			kill -KILL -- "-$pid" 2>/dev/null || true
@@ -267,6 +342,10 @@ down() {
 	local n=9 i
 	[ -s "$DIR/nodes" ] && n=$(cat "$DIR/nodes")
 	for i in $(seq 1 "$n"); do
+		stop_slow "$i"
+		heal_node "$i"
+	done
+	for i in $(seq 1 "$n"); do
 		clean_node "$i"
 	done
 	for i in $(seq 1 "$n"); do
@@ -281,9 +360,154 @@ down() {
 	rm -rf "$RUN" "$DIR"
 }
 
+# --- fault injection on server nodes ---
+
+need_server_node() {
+	[[ "$NODE" =~ ^[1-9]$ ]] || die "--node I is required"
+	[ -s "$DIR/nodes" ] || die "no cluster $ID (no $DIR/nodes)"
+	[ "$NODE" -le "$(servers)" ] || die "node $NODE runs no server (--servers $(servers))"
+}
+
+# server_pid I prints the pid of node I's live server, or nothing.
+server_pid() {
+	local f
+	f="$DIR/pids/$(srv_name "$1")"
+	[ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+	return 0
+}
+
+kill_server() {
+	need_server_node
+	local pid n=0
+	stop_slow "$NODE"
+	pid=$(server_pid "$NODE")
+	[ -n "$pid" ] || return 0
+	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+	echo "KILLED_AT=$(date +%s%N)" # when the signal went out (the exit takes a while longer)
+	while kill -0 "$pid" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || die "server $NODE (pid $pid) still alive after SIGKILL"
+		sleep 0.05
+	done
+}
+
+start_server_cmd() {
+	need_server_node
+	[ -z "$(server_pid "$NODE")" ] || die "server $NODE is running (pid $(server_pid "$NODE"))"
+	BIN=$(cat "$DIR/binary")
+	start_server "$NODE"
+}
+
+PART_CHAIN=OTC-PART
+# in_ns I CMD... runs CMD in node I's netns.
+in_ns() {
+	local i=$1
+	shift
+	nsenter --net="/run/netns/$(netns_name "$i")" -- "$@"
+}
+
+# drop_between I IP adds DROP rules for IP (both directions) in node I's netns.
+drop_between() {
+	local i=$1 ip=$2 dir
+	in_ns "$i" iptables -w -N "$PART_CHAIN" 2>/dev/null || true
+	for dir in INPUT OUTPUT; do
+		in_ns "$i" iptables -w -C "$dir" -j "$PART_CHAIN" 2>/dev/null ||
+			in_ns "$i" iptables -w -I "$dir" -j "$PART_CHAIN"
+	done
+	for dir in -s -d; do
+		in_ns "$i" iptables -w -C "$PART_CHAIN" "$dir" "$ip" -j DROP 2>/dev/null ||
+			in_ns "$i" iptables -w -A "$PART_CHAIN" "$dir" "$ip" -j DROP
+	done
+}
+
+partition() {
+	[[ "$NODE" =~ ^[1-9]$ ]] || die "--node I is required"
+	[ -s "$DIR/nodes" ] || die "no cluster $ID (no $DIR/nodes)"
+	local n j peers=()
+	n=$(cat "$DIR/nodes")
+	if [ -n "$FROM" ]; then
+		IFS=, read -r -a peers <<<"$FROM"
+	else
+		for j in $(seq 1 "$n"); do [ "$j" = "$NODE" ] || peers+=("$j"); done
+	fi
+	for j in "${peers[@]}"; do
+		[[ "$j" =~ ^[1-9]$ ]] && [ "$j" -le "$n" ] && [ "$j" != "$NODE" ] || die "bad --from node $j"
+		drop_between "$NODE" "$(node_ip "$j")"
+		drop_between "$j" "$(node_ip "$NODE")"
+	done
+}
+
+# heal_node I removes node I's partition chain (and the jumps to it).
+heal_node() {
+	local i=$1 dir
+	[ -e "/run/netns/$(netns_name "$i")" ] || return 0
+	in_ns "$i" iptables -w -F "$PART_CHAIN" 2>/dev/null || return 0
+	for dir in INPUT OUTPUT; do
+		while in_ns "$i" iptables -w -D "$dir" -j "$PART_CHAIN" 2>/dev/null; do :; done
+	done
+	in_ns "$i" iptables -w -X "$PART_CHAIN" 2>/dev/null || true
+}
+
+heal() {
+	local n=9 i
+	[ -s "$DIR/nodes" ] && n=$(cat "$DIR/nodes")
+	for i in $(seq 1 "$n"); do heal_node "$i"; done
+}
+
+slow_disk() {
+	need_server_node
+	[[ "$DELAY_MS" =~ ^[0-9]+$ ]] || die "--delay-ms must be a number"
+	command -v strace >/dev/null || die "strace is missing (apt-get install strace)"
+	local pid spid
+	pid=$(server_pid "$NODE")
+	[ -n "$pid" ] || die "server $NODE is not running"
+	stop_slow "$NODE"
+	# -f with -p attaches every thread; only fsync and fdatasync are traced
+	# (and delayed), the output is discarded.
+	setsid strace -qq -f -o /dev/null -p "$pid" -e trace=fsync,fdatasync \
+		-e inject=fsync,fdatasync:delay_enter=$((DELAY_MS * 1000)) </dev/null >"$DIR/logs/slow-n$NODE.log" 2>&1 &
+	spid=$!
+	echo "$spid" >"$DIR/pids/slow-n$NODE"
+	sleep 0.5
+	kill -0 "$spid" 2>/dev/null || die "strace could not attach to $pid (see $DIR/logs/slow-n$NODE.log)"
+}
+
+# stop_slow I detaches node I's fsync delay, if any.
+stop_slow() {
+	local f="$DIR/pids/slow-n$1" pid n=0
+	[ -s "$f" ] || return 0
+	pid=$(cat "$f")
+	kill -TERM "$pid" 2>/dev/null || true
+	while kill -0 "$pid" 2>/dev/null; do
+		n=$((n + 1))
+		if [ $n -ge 100 ]; then
+			kill -KILL "$pid" 2>/dev/null || true
+			break
+		fi
+		sleep 0.05
+	done
+	rm -f "$f"
+}
+
+fast_disk() {
+	local n=9 i
+	if [ -n "$NODE" ]; then
+		stop_slow "$NODE"
+		return
+	fi
+	[ -s "$DIR/nodes" ] && n=$(cat "$DIR/nodes")
+	for i in $(seq 1 "$n"); do stop_slow "$i"; done
+}
+
 case "$cmd" in
 up) up ;;
 down) down ;;
 stop-node) stop_node ;;
-*) die "unknown command $cmd (up, down, stop-node)" ;;
+kill-server) kill_server ;;
+start-server) start_server_cmd ;;
+partition) partition ;;
+heal) heal ;;
+slow-disk) slow_disk ;;
+fast-disk) fast_disk ;;
+*) die "unknown command $cmd (up, down, stop-node, kill-server, start-server, partition, heal, slow-disk, fast-disk)" ;;
 esac

@@ -33,11 +33,19 @@ func (s *Server) syncRead(ctx context.Context, rv string) error {
 // locally: a NotFound or Conflict may only mean its state lags the leader,
 // so once per request it syncs (a quorum read) and reports true to retry.
 // The leader's compare-and-swap keeps every write correct either way; this
-// only keeps a lagging server from answering 404 or 409 wrongly.
-func (s *Server) resync(ctx context.Context, synced *bool, err error) bool {
-	if *synced || !(apierrors.IsNotFound(err) || apierrors.IsConflict(err)) {
+// only keeps a lagging server from answering 404 or 409 wrongly. When the
+// sync fails (no leader reachable, e.g. during an election) the local
+// answer is unconfirmed: *err becomes a timeout instead of the stale
+// 404/409 (test/reliability found one: a 404 for an object created and
+// acknowledged before the request, while the leader was being killed).
+func (s *Server) resync(ctx context.Context, synced *bool, err *error) bool {
+	if *synced || !(apierrors.IsNotFound(*err) || apierrors.IsConflict(*err)) {
 		return false
 	}
 	*synced = true
-	return s.store.Sync(ctx) == nil
+	if serr := s.store.Sync(ctx); serr != nil {
+		*err = apierrors.NewTimeoutError(fmt.Sprintf("the datastore could not confirm the current state: %v", serr), 1)
+		return false
+	}
+	return true
 }

@@ -179,13 +179,13 @@ func (s *Server) deleteObject(ctx context.Context, rc *reqCtx, name string, opts
 	for attempt := 0; ; attempt++ {
 		cur, kv, err := s.getStored(ctx, rc.res, rc.ns, name)
 		if err != nil {
-			if s.resync(ctx, &synced, err) {
+			if s.resync(ctx, &synced, &err) {
 				continue
 			}
 			return nil, err
 		}
 		if err := checkPreconditions(rc, name, opts, cur, kv); err != nil {
-			if s.resync(ctx, &synced, err) {
+			if s.resync(ctx, &synced, &err) {
 				continue
 			}
 			return nil, err

@@ -94,7 +94,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 	for attempt := 0; ; attempt++ {
 		cur, kv, err := s.getStored(ctx, rc.res, rc.ns, rc.name)
 		if err != nil {
-			if s.resync(ctx, &synced, err) {
+			if s.resync(ctx, &synced, &err) {
 				continue
 			}
 			return nil, err
@@ -110,7 +110,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 		}
 		conditional, err := s.admitUpdate(ctx, rc, mode, obj, cur, kv, dryRun)
 		if err != nil {
-			if s.resync(ctx, &synced, err) {
+			if s.resync(ctx, &synced, &err) {
 				continue
 			}
 			return nil, err
@@ -121,10 +121,11 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rc *reqCtx, mode updateMo
 		res, err := s.writeUpdate(ctx, rc, mode, obj, cur, kv)
 		if errors.Is(err, datastore.ErrConflict) || errors.Is(err, errRetryAllocation) {
 			if conditional || attempt >= maxUpdateAttempts {
-				if s.resync(ctx, &synced, apierrors.NewConflict(rc.gr, rc.name, errModified)) {
+				conflict := error(apierrors.NewConflict(rc.gr, rc.name, errModified))
+				if s.resync(ctx, &synced, &conflict) {
 					continue
 				}
-				return nil, apierrors.NewConflict(rc.gr, rc.name, errModified)
+				return nil, conflict
 			}
 			continue
 		}
