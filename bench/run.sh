@@ -11,7 +11,11 @@
 #   BENCH_SUITE     "api pods" (default; "pods" is skipped with a note when not root
 #                   or containerd/runc/busybox are missing), or just one of them
 #   ORCH_BIN        use this orch binary instead of building /work tree's main package
-#   BENCH_TARGETS   "orch baseline" (default), or just one of them
+#   BENCH_TARGETS   "orch baseline" (default), or any of: orch (one server), orch-ha3
+#                   (three servers on loopback, clients round-robin over their API
+#                   endpoints, so most writes are forwarded by followers), orch-ha3-leader
+#                   (three servers, every client on the Raft leader), baseline; measured
+#                   in that order (orch setups first), e.g. BENCH_TARGETS="orch orch-ha3"
 #   BENCH_OUT       results directory (default bench/out): results.md, results.json, logs/
 #   ORCH_CACHE_DIR  cache root for the baseline binaries (default /var/cache/orch)
 #   BENCH_PROFILE=1 also take a Go CPU profile of orch (its --pprof-address, loopback)
@@ -66,15 +70,30 @@ machine() {
 }
 
 run_api() {
-  local start=$SECONDS
+  local start=$SECONDS t orch_targets=()
   declare -A bin
-  while IFS='=' read -r k v; do bin[$k]="$v"; done < <("$root/bench/build.sh")
-  log "baseline binaries and bench tool ready in $((SECONDS - start)) s"
+  for t in $targets; do
+    case "$t" in
+      orch | orch-ha[2-9] | orch-ha[2-9]-leader) orch_targets+=("$t") ;;
+      baseline) ;;
+      *) log "unknown target $t (want orch, orch-haN, orch-haN-leader or baseline)"; exit 2 ;;
+    esac
+  done
+  if [[ " $targets " == *" baseline "* ]]; then
+    while IFS='=' read -r k v; do bin[$k]="$v"; done < <("$root/bench/build.sh")
+    log "baseline binaries and bench tool ready in $((SECONDS - start)) s"
+  else
+    # No baseline: only the bench tool (kube-apiserver takes long to build cold).
+    mkdir -p "$work/bin"
+    (cd "$root/tools/bench" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/bench" ./cmd/bench)
+    bin[BENCH]="$work/bin/bench"
+    log "bench tool ready in $((SECONDS - start)) s"
+  fi
 
   args=(--work-dir "$work")
-  if [[ " $targets " == *" orch "* ]]; then
+  if ((${#orch_targets[@]} > 0)); then
     orch="$(orch_bin)"
-    args+=(--orch "$orch")
+    args+=(--orch "$orch" --orch-targets "$(IFS=,; echo "${orch_targets[*]}")")
   fi
   if [[ " $targets " == *" baseline "* ]]; then
     args+=(--kube-apiserver "${bin[KUBE_APISERVER]}" --kine "${bin[KINE]}")

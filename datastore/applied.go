@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // appliedIndex publishes the FSM's last applied raft index to readers that
@@ -29,17 +30,25 @@ func (a *appliedIndex) set(i uint64) {
 	a.mu.Unlock()
 }
 
-// wait blocks until the applied index is at least i, ctx ends or done closes.
-func (a *appliedIndex) wait(ctx context.Context, i uint64, done <-chan struct{}) error {
+// wait blocks until reached(i) holds (checked at every advance and every
+// pollEvery), ctx ends or done closes.
+func (a *appliedIndex) wait(ctx context.Context, i uint64, done <-chan struct{}, reached func(uint64) bool) error {
+	var tick <-chan time.Time
 	for {
 		a.mu.Lock()
 		ch := a.ch
 		a.mu.Unlock()
-		if a.idx.Load() >= i {
+		if reached(i) {
 			return nil
+		}
+		if tick == nil {
+			t := time.NewTicker(pollEvery)
+			defer t.Stop()
+			tick = t.C
 		}
 		select {
 		case <-ch:
+		case <-tick:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-done:
@@ -47,3 +56,6 @@ func (a *appliedIndex) wait(ctx context.Context, i uint64, done <-chan struct{})
 		}
 	}
 }
+
+// pollEvery is how often a waiter looks at raft's applied index.
+const pollEvery = 2 * time.Millisecond

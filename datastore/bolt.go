@@ -25,6 +25,9 @@ const kvHeader = 16
 // openBolt opens (creating if needed) the FSM state file and its buckets.
 func openBolt(path string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, boltOptions())
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("open state %s: it is locked: is another orch server running on this data dir? %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}

@@ -152,6 +152,10 @@ func (s *RaftStore) JoinCluster(ctx context.Context, peers []string) error {
 				s.log.Warn("raft promotion failed; retrying", zap.Error(err))
 			}
 		default:
+			if len(peers) == 0 {
+				return errors.New("datastore: this server is not a Raft member and knows no Raft peers to join " +
+					"(does the server it joins run on an external etcd? then give this one the same --datastore-endpoint)")
+			}
 			if err := s.askToJoin(ctx, peers); err != nil {
 				s.log.Warn("joining the raft cluster failed; retrying", zap.Strings("peers", peers), zap.Error(err))
 			}
@@ -207,7 +211,7 @@ func (s *RaftStore) promote(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.fsm.notify.wait(cctx, idx, s.closed); err != nil {
+	if err := s.waitApplied(cctx, idx); err != nil {
 		return err
 	}
 	req := fwdRequest{Op: fwdPromote, ID: s.id, Addr: s.Addr()}

@@ -156,3 +156,24 @@ func TestRaftStoreJoinCluster(t *testing.T) {
 	}
 	mustOK(t, s3.JoinCluster(ctx, nil)) // already a voter: nothing to do
 }
+
+// TestSyncAfterRestart: a restarted single server's log ends on the new
+// term's no-op, which raft never hands the FSM; a quorum read must not wait
+// for it forever.
+func TestSyncAfterRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := clusterConfig(t, "r1", true)
+	s := datastore.OpenTest(t, cfg)
+	_, err := s.Create(ctx, "/r/a", []byte("v"))
+	mustOK(t, err)
+	mustOK(t, s.Close())
+	s2 := openFollower(t, cfg)
+	mustOK(t, s2.WaitLeader(ctx))
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	mustOK(t, s2.Sync(sctx))
+	if _, err := s2.Get(ctx, "/r/a"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -12,7 +12,8 @@
 // together once per batch of log entries). Writes are accepted on the leader
 // only (ErrNotLeader elsewhere); reads and watches are served from the local
 // state on every server. MemStore is the in-memory twin used by unit tests of
-// the layers above; package storetest is the contract suite both pass.
+// the layers above; package storetest is the contract suite all pass,
+// including etcdstore.Store, the same interface on an external etcd.
 //
 // SaveSnapshot exports a user-facing snapshot file (the state file's bbolt
 // image from one read transaction plus a metadata trailer with its revision

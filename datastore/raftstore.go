@@ -72,7 +72,7 @@ func (s *RaftStore) write(ctx context.Context, ops []Op) (*applyResult, error) {
 		}
 		res = &applyResult{Rev: resp.Rev, Prev: resp.Prev, Err: resp.err(), Index: resp.Index}
 		// Read your writes: answer once this server has applied it too.
-		return s.fsm.notify.wait(ctx, resp.Index, s.closed)
+		return s.waitApplied(ctx, resp.Index)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write %q: %w", ops[0].Key, err)
@@ -160,7 +160,7 @@ func (s *RaftStore) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("quorum read: %w", err)
 	}
-	return s.fsm.notify.wait(ctx, idx, s.closed)
+	return s.waitApplied(ctx, idx)
 }
 
 // Revision implements Store.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // readIndexer batches read-index requests: every caller that arrives while
@@ -61,4 +63,35 @@ func (r *readIndexer) loop() {
 		cancel()
 		close(round.done)
 	}
+}
+
+// waitApplied waits until this server has applied the raft log up to idx.
+func (s *RaftStore) waitApplied(ctx context.Context, idx uint64) error {
+	return s.fsm.notify.wait(ctx, idx, s.closed, s.appliedThrough)
+}
+
+// appliedThrough reports whether the FSM has applied every entry up to idx.
+// Raft hands the FSM only commands and configurations, so when the log
+// ends on a no-op or barrier the FSM's own index stays below idx: once raft
+// has dispatched everything up to idx, the entries between the FSM's index
+// and idx are read from the log, and if none of them is for the FSM it is
+// done.
+func (s *RaftStore) appliedThrough(idx uint64) bool {
+	applied := s.fsm.notify.idx.Load()
+	if applied >= idx {
+		return true
+	}
+	if s.raft.AppliedIndex() < idx {
+		return false
+	}
+	var l raft.Log
+	for i := applied + 1; i <= idx; i++ {
+		if err := s.logStore.GetLog(i, &l); err != nil {
+			return false
+		}
+		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,10 @@ var (
 	ErrUnknownCommand = errors.New("datastore: unknown command type")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("datastore: closed")
+	// ErrUnsupported is returned by a store that cannot express an operation
+	// (etcd cannot delete and re-create one key in a single Txn); nothing
+	// was written.
+	ErrUnsupported = errors.New("datastore: operation not supported by this store")
 )
 
 // KV is one stored key with its revisions.

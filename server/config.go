@@ -30,7 +30,9 @@ type Config struct {
 	ClusterInit bool
 	// JoinServer (--server) is the URL of a server of the cluster this
 	// server joins as another Raft voter and API server.
-	JoinServer           string
+	JoinServer string
+	// Remove (--remove) takes this server out of the Raft cluster and exits.
+	Remove               bool
 	ClusterCIDR          string
 	ServiceCIDR          string
 	ServiceNodePortRange string
@@ -51,6 +53,7 @@ type Config struct {
 	ContainerRuntimeEndpoint string
 	PrivateRegistry          string
 	RaftPort                 int
+	Datastore                DatastoreConfig // external etcd (backend.go)
 	DefaultWatchCacheSize    int
 	EventTTL                 time.Duration
 	// NodeMonitorGracePeriod: a node whose Lease is older gets Ready=Unknown.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/apiserver"
+	"github.com/orch/orch/server/auth/rbac/bootstrap"
 )
 
 // Every server keeps a Lease in kube-system (upstream's API server identity
@@ -34,8 +35,8 @@ const (
 	raftIDAnnotation  = "orch.io/raft-id"
 	nodeAnnotation    = "orch.io/node-name"
 	portAnnotation    = "orch.io/https-port"
-	leaseDuration     = 15 * time.Second
-	leaseRenew        = 5 * time.Second
+	leaseDuration     = 30 * time.Second
+	leaseRenew        = 10 * time.Second
 	staleLeaseAge     = 10 * time.Minute
 )
 
@@ -224,6 +225,27 @@ func removeNodeServer(ctx context.Context, client kubernetes.Interface, store *d
 	}
 }
 
+// bootstrapped reports whether the leader's bootstrap has reached this
+// server's state: the kubernetes Service (api.Bootstrapped) and the default
+// RBAC bindings, without which requests here would be refused.
+func bootstrapped(api *apiserver.Server, store datastore.Store) func(context.Context) bool {
+	var keys []string
+	for _, b := range bootstrap.ClusterRoleBindings() {
+		keys = append(keys, "/registry/rbac.authorization.k8s.io/clusterrolebindings/"+b.Name)
+	}
+	return func(ctx context.Context) bool {
+		if !api.Bootstrapped(ctx) {
+			return false
+		}
+		for _, k := range keys {
+			if _, err := store.Get(ctx, k); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // awaitBootstrapped marks a server that does not lead ready once the
 // leader's bootstrap objects have reached its local state.
 func awaitBootstrapped(ctx context.Context, bootstrapped func(context.Context) bool, ready *readyState) {
@@ -254,13 +276,17 @@ func (l *liveServers) ips(ctx context.Context) []net.IP {
 	return liveServerIPs(*c, l.self)(ctx)
 }
 
-// haLoops are the leader-only loops of a cluster of servers.
+// haLoops are the leader-only loops of a cluster of servers; store is nil
+// on an external etcd (no Raft membership to watch).
 func haLoops(client kubernetes.Interface, api *apiserver.Server, store *datastore.RaftStore, log *zap.Logger) []controller {
-	return []controller{
-		{"api server endpoints", func(ctx context.Context) error {
-			reconcileServers(ctx, client, api.EnsureKubernetesEndpoints, log)
-			return nil
-		}},
+	endpoints := controller{"api server endpoints", func(ctx context.Context) error {
+		reconcileServers(ctx, client, api.EnsureKubernetesEndpoints, log)
+		return nil
+	}}
+	if store == nil {
+		return []controller{endpoints}
+	}
+	return []controller{endpoints,
 		{"raft leader lease", func(ctx context.Context) error {
 			keepLeaderLease(ctx, client, store, log)
 			return nil

@@ -49,6 +49,9 @@ func serverBootstrap(dir string, store *datastore.RaftStore) func() (*join.Serve
 			}
 			b.Files[name] = data
 		}
+		if store == nil {
+			return b, nil // an external etcd: no Raft to join
+		}
 		ms, err := store.Members()
 		if err != nil {
 			return nil, err
@@ -126,8 +129,8 @@ func fetchServerBootstrap(ctx context.Context, serverURL, token string) (*join.S
 	if err := json.Unmarshal(body, &b); err != nil {
 		return nil, fmt.Errorf("decoding the server bootstrap answer: %w", err)
 	}
-	if len(b.Files["tls/ca.crt"]) == 0 || len(b.Files["tls/ca.key"]) == 0 || len(b.RaftPeers) == 0 {
-		return nil, errors.New("the server bootstrap answer lacks the CA or the Raft peers")
+	if len(b.Files["tls/ca.crt"]) == 0 || len(b.Files["tls/ca.key"]) == 0 {
+		return nil, errors.New("the server bootstrap answer lacks the CA")
 	}
 	return &b, nil
 }
@@ -154,4 +157,27 @@ func writeShared(dir string, b *join.ServerBootstrap) error {
 	}
 	peers, _ := json.Marshal(b.RaftPeers)
 	return os.WriteFile(filepath.Join(dir, peersFile), peers, 0o600)
+}
+
+// leaveCluster removes this server from the Raft cluster (orch server
+// --remove); the last member cannot leave.
+func leaveCluster(ctx context.Context, store *datastore.RaftStore, log *zap.Logger) error {
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := store.WaitLeader(wctx); err != nil {
+		return fmt.Errorf("--remove: %w", err)
+	}
+	ms, err := store.Members()
+	if err != nil {
+		return fmt.Errorf("--remove: %w", err)
+	}
+	if len(ms) < 2 {
+		return errors.New("--remove: this server is the cluster's only member; stop it instead")
+	}
+	if err := store.RemoveMember(wctx, store.ID()); err != nil {
+		return fmt.Errorf("--remove: %w", err)
+	}
+	log.Info("removed this server from the Raft cluster; delete <data-dir>/server/db before it joins a cluster again",
+		zap.String("raftID", store.ID()))
+	return nil
 }

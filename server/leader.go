@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/orch/orch/datastore"
 )
 
 // readyState records that the leader has created the bootstrap objects. It is
@@ -28,7 +26,7 @@ func (r *readyState) set() {
 
 // runWhileLeader calls run with a context that lives exactly as long as this
 // server is the Raft leader, again each time it regains leadership.
-func runWhileLeader(ctx context.Context, store *datastore.RaftStore, log *zap.Logger, run func(context.Context)) {
+func runWhileLeader(ctx context.Context, store backend, log *zap.Logger, run func(context.Context)) {
 	changes := store.LeaderCh()
 	lead := store.IsLeader()
 	for {

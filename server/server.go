@@ -62,22 +62,15 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if cfg.Snapshots.ClusterReset {
 		return clusterReset(cfg, p, log)
 	}
-	store, err := openStore(ctx, cfg, p, bundle, log)
+	d, err := openData(ctx, cfg, p, dir, bundle, peers, log)
+	if errors.Is(err, errRemoved) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	defer closeLogged(log, "datastore", store.Close)
-	if cfg.JoinServer != "" {
-		if err := store.JoinCluster(ctx, peers); err != nil {
-			return err
-		}
-	}
-	snapshotWrap, stopSnapshots, err := startSnapshots(ctx, cfg, store, bundle, log)
-	if err != nil {
-		return err
-	}
-	defer stopSnapshots()
-	kv, secretsEnc, err := openEncryption(cfg, dir, store, log)
+	defer d.close()
+	id, err := raftID(filepath.Join(dir, "raft-id"))
 	if err != nil {
 		return err
 	}
@@ -87,12 +80,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	scheme := all.NewScheme()
 	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
 		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}}
-	sa, err := newServiceAccountTokens(bundle, kv, cfg.ClusterDomain)
+	sa, err := newServiceAccountTokens(bundle, d.kv, cfg.ClusterDomain)
 	if err != nil {
 		return err
 	}
 	servers := &liveServers{self: p.Advertise}
-	api, err := newAPIServer(cfg, p, dir, bundle, store, kv, sa, ready, parts, servers.ips, log)
+	api, err := newAPIServer(cfg, p, dir, bundle, d.store, d.kv, sa, ready, parts, servers.ips, log)
 	if err != nil {
 		return err
 	}
@@ -102,18 +95,18 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	defer inproc.stop()
 	servers.client.Store(&inproc.client)
-	secretsEnc.SetPeers(encryptionPeers(inproc.client, store.ID(), bundle))
-	loops := append(inproc.loops, haLoops(inproc.client, api, store, log)...)
+	d.enc.SetPeers(encryptionPeers(inproc.client, id, bundle))
+	loops := append(inproc.loops, haLoops(inproc.client, api, d.raft, log)...)
 	availability, err := availabilityController(bundle, api, log)
 	if err != nil {
 		return err
 	}
 	loops = append(loops, availability)
-	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, store)})
+	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, d.raft)})
 	if err != nil {
 		return err
 	}
-	handler := secretsEncryptHandler(secretsEnc, bundle, snapshotWrap(joinHandler.Wrap(api.Handler())), log)
+	handler := secretsEncryptHandler(d.enc, bundle, d.snapshotWrap(joinHandler.Wrap(api.Handler())), log)
 	srv, errc, err := serveHTTPS(cfg, p, bundle, handler, log)
 	if err != nil {
 		return err
@@ -124,10 +117,10 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		defer agent.StartEmbedded(ctx, agentConfig(cfg, p), apiURL(cfg, p), token, log.Named("agent"))()
 	}
 
-	go awaitBootstrapped(ctx, api.Bootstrapped, ready)
-	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: store.ID(), address: p.Advertise,
+	go awaitBootstrapped(ctx, bootstrapped(api, d.store), ready)
+	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: id, address: p.Advertise,
 		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, log)
-	go runWhileLeader(ctx, store, log, func(lctx context.Context) {
+	go runWhileLeader(ctx, d.store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
 	caches := func() error { return errors.Join(parts.authz.ready(), parts.crds.ready()) }
@@ -279,7 +272,7 @@ func openStore(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, l
 	return store, nil
 }
 
-func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store *datastore.RaftStore, kv datastore.Store,
+func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store backend, kv datastore.Store,
 	sa *saTokens, ready *readyState, parts *parts, endpoints func(context.Context) []net.IP, log *zap.Logger) (*apiserver.Server, error) {
 	tokens, err := auth.NewTokenAuthenticator(filepath.Join(dir, "cred", "tokens.csv"))
 	if err != nil {
@@ -348,10 +341,10 @@ func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
 }
 
-func readiness(store *datastore.RaftStore, ready *readyState, parts *parts) func() error {
+func readiness(store backend, ready *readyState, parts *parts) func() error {
 	return func() error {
-		if store.LeaderAddr() == "" {
-			return errors.New("datastore has no raft leader")
+		if err := store.Healthy(); err != nil {
+			return err
 		}
 		if !ready.flag.Load() {
 			return errors.New("system namespaces and the kubernetes service are not created yet")

@@ -70,3 +70,15 @@ func testListAtCompacted(t *testing.T, s datastore.Store) {
 	_, err := s.ListAt(ctx, "/z/", "", 2, rev)
 	wantErr(t, err, datastore.ErrCompacted)
 }
+
+// testListAtFuture checks that a revision newer than the store's reads the
+// current state instead of failing or waiting.
+func testListAtFuture(t *testing.T, s datastore.Store) {
+	ctx := ctxT(t)
+	must(s.Create(ctx, "/f/a", []byte("a")))
+	r := must(s.Create(ctx, "/f/b", []byte("b")))
+	res := must(s.ListAt(ctx, "/f/", "", 0, r+100))
+	if got := kvKeys(res.KVs); !slices.Equal(got, []string{"/f/a", "/f/b"}) {
+		t.Fatalf("ListAt a future revision = %v", got)
+	}
+}

@@ -93,6 +93,42 @@ func testWatchFromNow(t *testing.T, s datastore.Store) {
 	}
 }
 
+// testWatchTxnMixed checks the events of one txn that creates, updates and
+// deletes keys: all at the txn's revision, each with the right type, value
+// and previous value.
+func testWatchTxnMixed(t *testing.T, s datastore.Store) {
+	ctx := ctxT(t)
+	ru := must(s.Create(ctx, "/m/upd", []byte("u1")))
+	rd := must(s.Create(ctx, "/m/del", []byte("d1")))
+	ch := must(s.Watch(ctx, "/m/", 0))
+	rt := must(s.Txn(ctx, []datastore.Op{
+		{Type: datastore.OpCreate, Key: "/m/new", Value: []byte("n1")},
+		{Type: datastore.OpUpdate, Key: "/m/upd", Value: []byte("u2"), ExpectedRev: ru},
+		{Type: datastore.OpDelete, Key: "/m/del", ExpectedRev: rd},
+	}))
+	got := map[string]datastore.Event{}
+	for range 3 {
+		ev := next(t, ch)
+		if ev.Revision != rt || ev.KV.ModRevision != rt {
+			t.Fatalf("txn event at %d (kv mod %d), want %d: %+v", ev.Revision, ev.KV.ModRevision, rt, ev)
+		}
+		got[ev.KV.Key] = ev
+	}
+	if ev := got["/m/new"]; ev.Type != datastore.EventCreate || string(ev.KV.Value) != "n1" ||
+		ev.KV.CreateRevision != rt || ev.PrevKV != nil {
+		t.Fatalf("create event = %+v", ev)
+	}
+	if ev := got["/m/upd"]; ev.Type != datastore.EventUpdate || string(ev.KV.Value) != "u2" ||
+		ev.KV.CreateRevision != ru || ev.PrevKV == nil || string(ev.PrevKV.Value) != "u1" || ev.PrevKV.ModRevision != ru {
+		t.Fatalf("update event = %+v prev=%+v", ev, ev.PrevKV)
+	}
+	if ev := got["/m/del"]; ev.Type != datastore.EventDelete || string(ev.KV.Value) != "d1" ||
+		ev.KV.CreateRevision != rd || ev.PrevKV == nil || ev.PrevKV.ModRevision != rd {
+		t.Fatalf("delete event = %+v prev=%+v", ev, ev.PrevKV)
+	}
+	quiet(t, ch)
+}
+
 func testWatchResume(t *testing.T, s datastore.Store) {
 	ctx := ctxT(t)
 	var revs []int64

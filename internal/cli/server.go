@@ -20,7 +20,7 @@ func serverFlags() []ucli.Flag {
 	i := func(name string, value int, usage string) ucli.Flag {
 		return &ucli.IntFlag{Name: name, Value: value, Usage: usage, EnvVars: envVars(name)}
 	}
-	return []ucli.Flag{
+	return append([]ucli.Flag{
 		configFlag(), debugFlag(),
 		s("data-dir", "/var/lib/orch", "folder for state", "d"),
 		s("bind-address", "0.0.0.0", "address the API server listens on"),
@@ -33,6 +33,8 @@ func serverFlags() []ucli.Flag {
 		s("token-file", "", "file holding the token (instead of --token)"),
 		&ucli.BoolFlag{Name: "cluster-init", EnvVars: envVars("cluster-init"),
 			Usage: "start a new cluster that more servers can join (every orch server without --server can be joined)"},
+		&ucli.BoolFlag{Name: "remove", EnvVars: envVars("remove"),
+			Usage: "take this server out of its cluster's Raft membership (on the leader's side too) and exit"},
 		s("server", "", "join the cluster of this server as another control-plane server (https://host:6443; needs --token)", "join"),
 		s("cluster-cidr", "10.42.0.0/16", "pod network"),
 		s("service-cidr", "10.43.0.0/16", "service ClusterIP range"),
@@ -60,7 +62,7 @@ func serverFlags() []ucli.Flag {
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
-	}
+	}, datastoreFlags()...)
 }
 
 func serverCommand(ctx context.Context) *ucli.Command {
@@ -98,6 +100,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		TokenFile:                c.String("token-file"),
 		ClusterInit:              c.Bool("cluster-init"),
 		JoinServer:               c.String("server"),
+		Remove:                   c.Bool("remove"),
 		ClusterCIDR:              c.String("cluster-cidr"),
 		ServiceCIDR:              c.String("service-cidr"),
 		ServiceNodePortRange:     c.String("service-node-port-range"),
@@ -115,6 +118,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		ContainerRuntimeEndpoint: c.String("container-runtime-endpoint"),
 		PrivateRegistry:          c.String("private-registry"),
 		RaftPort:                 c.Int("raft-port"),
+		Datastore:                datastoreConfig(c),
 		DefaultWatchCacheSize:    c.Int("default-watch-cache-size"),
 		EventTTL:                 c.Duration("event-ttl"),
 		NodeMonitorGracePeriod:   c.Duration("node-monitor-grace-period"),

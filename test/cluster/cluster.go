@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,9 @@ type Options struct {
 	// Busybox drops the busybox test image (also named nginx:1.25) into
 	// every node's air-gap images dir.
 	Busybox bool
+	// Servers > 1 runs an `orch server` on nodes 1..Servers (one HA
+	// control plane; the agents join node 1's).
+	Servers int
 }
 
 // Node is one node of the cluster.
@@ -90,6 +94,9 @@ func Start(t testing.TB, o Options) *Cluster {
 	c := &Cluster{t: t, ID: id, Dir: filepath.Join(os.TempDir(), "orch-tc-"+id)} // the script's ${TMPDIR:-/tmp}
 	args := []string{"up", "--name", c.ID, "--nodes", strconv.Itoa(o.Nodes), "--backend", o.Backend,
 		"--binary", testutil.Binary(t)}
+	if o.Servers > 1 {
+		args = append(args, "--servers", strconv.Itoa(o.Servers))
+	}
 	if o.Busybox {
 		img := testimages.BuildBusybox(t, t.TempDir(), "docker.io/library/busybox:1.36", "docker.io/library/nginx:1.25")
 		args = append(args, "--image", img)
@@ -219,4 +226,29 @@ func (c *Cluster) dumpLogs() {
 		}
 		c.t.Logf("--- %s (tail) ---\n%s", filepath.Base(l), bytes.TrimSpace(b))
 	}
+}
+
+// KillServer SIGKILLs node i's orch server (1-based; a cluster with
+// Options.Servers) and returns when it is gone.
+func (c *Cluster) KillServer(i int) time.Time {
+	c.t.Helper()
+	at := time.Now()
+	if out, err := c.script("kill-server", "--name", c.ID, "--node", strconv.Itoa(i)); err != nil {
+		c.t.Fatalf("testcluster.sh kill-server: %v\n%s", err, out)
+	}
+	return at
+}
+
+// ClientOf is an admin client of node i's server (1-based).
+func (c *Cluster) ClientOf(i int) kubernetes.Interface {
+	c.t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("https://"+net.JoinHostPort(c.Nodes[i-1].IP, "6443"), c.Kubeconfig)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cs
 }

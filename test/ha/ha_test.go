@@ -88,6 +88,7 @@ func TestHighAvailability(t *testing.T) {
 	t.Run("SecretsEncryptionEverywhere", func(t *testing.T) { secretsEverywhere(t, ctx, servers) })
 	t.Run("LeaderKill", func(t *testing.T) { leaderKill(t, ctx, servers) })
 	t.Run("NodeDeletionRemovesMember", func(t *testing.T) { nodeDeletion(t, ctx, servers) })
+	t.Run("RemoveFlag", func(t *testing.T) { removeFlag(t, ctx, servers) })
 }
 
 // quorumReads writes on each server and reads at once on every other.
@@ -308,5 +309,39 @@ func checkSameConfigHash(t *testing.T, ctx context.Context, servers []*testutil.
 		} else if hash != first || hash == "" {
 			t.Fatalf("server %d has config hash %q after the rotation, server 1 %q:\n%s", i+1, hash, first, out)
 		}
+	}
+}
+
+// removeFlag stops the second server and runs `orch server --remove` on its
+// data dir: it leaves the cluster, and the first server goes on alone.
+func removeFlag(t *testing.T, ctx context.Context, servers []*testutil.Server) {
+	if err := servers[1].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, testutil.Binary(t), append(servers[1].Args(), "--remove")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("orch server --remove: %v\n%s", err, out)
+	}
+	c := servers[0].Clientset
+	eventually(t, "one voter after --remove", time.Minute, func() error {
+		l, err := leaderLease(ctx, c)
+		if err == nil && voters(l) != 1 {
+			err = fmt.Errorf("%s", l.Annotations["orch.io/raft-members"])
+		}
+		return err
+	})
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm("alone"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("write on the last server: %v", err)
+	}
+	out, err = exec.CommandContext(ctx, testutil.Binary(t), append(servers[0].Args(), "--remove")...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another orch server running") {
+		t.Fatalf("--remove on the data dir of a running server = %v\n%s", err, out)
+	}
+	if err := servers[0].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.CommandContext(ctx, testutil.Binary(t), append(servers[0].Args(), "--remove")...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "only member") {
+		t.Fatalf("--remove of the running last member = %v\n%s", err, out)
 	}
 }

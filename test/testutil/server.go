@@ -45,6 +45,9 @@ type Options struct {
 	// Quiet stops streaming the server's output to t.Log (it is still kept
 	// and printed when the server fails to become ready).
 	Quiet bool
+	// Prepare, when set, is called with the empty data dir before the first
+	// start (to seed it, e.g. with another server's CA).
+	Prepare func(dataDir string) error
 }
 
 // Server is one running `orch server` child process.
@@ -78,6 +81,7 @@ func StartServer(t testing.TB, opts Options) *Server {
 		opts.ReadyTimeout = 3 * time.Minute
 	}
 	bin := Binary(t)
+	opts.ExtraArgs = append(datastoreArgs(t), opts.ExtraArgs...)
 	base, err := os.MkdirTemp("", "orch-test-")
 	if err != nil {
 		t.Fatalf("temp dir: %v", err)
@@ -101,6 +105,11 @@ func StartServer(t testing.TB, opts Options) *Server {
 		s.Kill()
 		_ = os.RemoveAll(base)
 	})
+	if opts.Prepare != nil {
+		if err := opts.Prepare(s.DataDir); err != nil {
+			t.Fatalf("preparing %s: %v", s.DataDir, err)
+		}
+	}
 	s.start()
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,8 +31,9 @@ func selfCPU() float64 {
 	return tv(ru.Utime) + tv(ru.Stime)
 }
 
-// runLoad runs the create levels then the watch test, appending errors.
-func runLoad(ctx context.Context, log *zap.Logger, cfg *rest.Config, p *params, hook levelHook, serverCPU cpuFunc, errs []string) ([]load.CreateResult, *load.WatchResult, []string) {
+// runLoad runs the create levels then the watch test against the endpoints
+// (clients spread round-robin over them), appending errors.
+func runLoad(ctx context.Context, log *zap.Logger, endpoints []*rest.Config, p *params, hook levelHook, serverCPU cpuFunc, errs []string) ([]load.CreateResult, *load.WatchResult, []string) {
 	tag := time.Now().Format("150405")
 	var creates []load.CreateResult
 	for _, n := range p.levels {
@@ -44,7 +46,7 @@ func runLoad(ctx context.Context, log *zap.Logger, cfg *rest.Config, p *params, 
 			after = hook(n)
 		}
 		srv0, cli0 := cpuOf(serverCPU), selfCPU()
-		res, err := load.RunCreate(ctx, cfg, load.CreateSpec{
+		res, err := load.RunCreate(ctx, endpoints, load.CreateSpec{
 			Namespace: p.namespace, Clients: n, Duration: p.duration, Payload: p.payload,
 			Prefix: fmt.Sprintf("bench-%s-c%d", tag, n),
 		})
@@ -70,7 +72,7 @@ func runLoad(ctx context.Context, log *zap.Logger, cfg *rest.Config, p *params, 
 		return creates, nil, append(errs, "interrupted")
 	}
 	log.Info("watch test", zap.Int("watchers", p.watchers), zap.Int("writes", p.watchWrites))
-	w, err := load.RunWatch(ctx, cfg, load.WatchSpec{
+	w, err := load.RunWatch(ctx, endpoints, load.WatchSpec{
 		Namespace: p.namespace, Watchers: p.watchers, Writes: p.watchWrites, Interval: p.watchInterval,
 		Payload: p.payload, Prefix: "bench-" + tag + "-watch", Timeout: 60 * time.Second,
 	})
@@ -88,7 +90,7 @@ func loadCmd(ctx context.Context, log *zap.Logger, args []string) error {
 	var p params
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	levels := p.register(fs)
-	kubeconfig := fs.String("kubeconfig", "", "admin kubeconfig of the server (loopback only)")
+	kubeconfig := fs.String("kubeconfig", "", "admin kubeconfig of the server (loopback only); several, comma separated, spread the clients round-robin over those servers")
 	name := fs.String("name", "server", "label for the report column")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,13 +98,26 @@ func loadCmd(ctx context.Context, log *zap.Logger, args []string) error {
 	if err := p.parseLevels(*levels); err != nil {
 		return err
 	}
-	cfg, err := load.LoadConfig(*kubeconfig)
+	endpoints, err := loadConfigs(strings.Split(*kubeconfig, ","))
 	if err != nil {
 		return err
 	}
 	t := &report.Target{Name: *name}
-	t.Creates, t.Watch, t.Errors = runLoad(ctx, log, cfg, &p, nil, nil, nil)
+	t.Creates, t.Watch, t.Errors = runLoad(ctx, log, endpoints, &p, nil, nil, nil)
 	return write(&report.Run{Started: time.Now(), Params: p.String(), Targets: []*report.Target{t}}, "", "")
+}
+
+// loadConfigs loads one client config per kubeconfig.
+func loadConfigs(kubeconfigs []string) ([]*rest.Config, error) {
+	var out []*rest.Config
+	for _, k := range kubeconfigs {
+		cfg, err := load.LoadConfig(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
 }
 
 func cpuOf(f cpuFunc) float64 {

@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/orch/orch/tools/bench/internal/load"
 	"github.com/orch/orch/tools/bench/internal/report"
 	"github.com/orch/orch/tools/bench/internal/servers"
 )
@@ -28,6 +28,7 @@ type runFlags struct {
 	keepLogs                  string
 	perfOut                   string
 	pprofOut                  string
+	orchTargets               []orchTarget
 }
 
 func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
@@ -45,10 +46,17 @@ func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
 	fs.StringVar(&f.keepLogs, "keep-logs", "", "copy server logs into this directory")
 	fs.StringVar(&f.pprofOut, "pprof-out", "", "fetch a Go CPU profile of orch (its --pprof-address) during the largest create level into this file")
 	fs.StringVar(&f.perfOut, "perf-out", "", "record perf CPU samples of orch during the largest create level into this file")
+	orchTargets := fs.String("orch-targets", "orch", "orch setups to measure with --orch, comma separated: "+
+		"orch (one server), orch-haN (N servers, clients round-robin over their API endpoints), "+
+		"orch-haN-leader (N servers, every client on the Raft leader)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := f.parseLevels(*levels); err != nil {
+		return err
+	}
+	var err error
+	if f.orchTargets, err = parseOrchTargets(*orchTargets); err != nil {
 		return err
 	}
 	if f.workDir == "" {
@@ -56,10 +64,12 @@ func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
 	}
 	run := &report.Run{Started: time.Now(), Machine: f.machine, Params: f.params.String()}
 	if f.orch != "" {
-		run.Targets = append(run.Targets, measure(ctx, log, &f, "orch"))
+		for _, ot := range f.orchTargets {
+			run.Targets = append(run.Targets, measure(ctx, log, &f, ot))
+		}
 	}
 	if f.kubeAPIServer != "" {
-		run.Targets = append(run.Targets, measure(ctx, log, &f, "baseline"))
+		run.Targets = append(run.Targets, measure(ctx, log, &f, orchTarget{name: "baseline"}))
 	}
 	if err := write(run, f.outJSON, f.outMD); err != nil {
 		return err
@@ -76,9 +86,11 @@ func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
 	return nil
 }
 
-// measure starts one server in its own scratch dir, measures it and stops it.
-func measure(ctx context.Context, log *zap.Logger, f *runFlags, name string) *report.Target {
-	t := &report.Target{Name: name}
+// measure starts one server (or cluster) in its own scratch dir, measures
+// it and stops it.
+func measure(ctx context.Context, log *zap.Logger, f *runFlags, target orchTarget) *report.Target {
+	name := target.name
+	t := &report.Target{Name: name, Setup: target.setup()}
 	dir := filepath.Join(f.workDir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Errors = append(t.Errors, err.Error())
@@ -95,11 +107,7 @@ func measure(ctx context.Context, log *zap.Logger, f *runFlags, name string) *re
 			return t
 		}
 	}
-	if name == "orch" {
-		s, err = servers.StartOrch(ctx, dir, f.orch, pprofAddr)
-	} else {
-		s, err = servers.StartBaseline(ctx, dir, servers.BaselineBins{KubeAPIServer: f.kubeAPIServer, Kine: f.kine})
-	}
+	s, err = startTarget(ctx, dir, f, target, pprofAddr)
 	defer func() {
 		if s != nil {
 			if err := s.Stop(); err != nil {
@@ -131,11 +139,29 @@ func measure(ctx context.Context, log *zap.Logger, f *runFlags, name string) *re
 	case name == "orch" && f.perfOut != "":
 		hook = perfHook(log, s, f.perfOut, slices.Max(f.levels))
 	}
-	measureLoad(ctx, log, s, t, &f.params, hook)
+	endpoints, err := loadEndpoints(ctx, log, s, target, t)
+	if err != nil {
+		t.Errors = append(t.Errors, err.Error())
+		return t
+	}
+	measureLoad(ctx, log, s, t, endpoints, &f.params, hook)
 	if _, rss, err := s.RSSKiB(); err == nil {
 		t.RSSAfterLoadKiB = rss
 	}
 	return t
+}
+
+// startTarget starts the target's server(s) in dir; a non-nil Server is
+// returned also on error, to be stopped.
+func startTarget(ctx context.Context, dir string, f *runFlags, target orchTarget, pprofAddr string) (*servers.Server, error) {
+	switch {
+	case target.name == "orch":
+		return servers.StartOrch(ctx, dir, f.orch, pprofAddr)
+	case target.servers > 1:
+		return servers.StartOrchCluster(ctx, dir, f.orch, target.servers)
+	default:
+		return servers.StartBaseline(ctx, dir, servers.BaselineBins{KubeAPIServer: f.kubeAPIServer, Kine: f.kine})
+	}
 }
 
 func measureIdle(ctx context.Context, log *zap.Logger, s *servers.Server, t *report.Target, idle time.Duration) {
@@ -167,13 +193,13 @@ func measureIdle(ctx context.Context, log *zap.Logger, s *servers.Server, t *rep
 	log.Info("idle", zap.Int64("rss_kib", total), zap.Float64("cpu_s", t.IdleCPUSeconds))
 }
 
-func measureLoad(ctx context.Context, log *zap.Logger, s *servers.Server, t *report.Target, p *params, hook levelHook) {
-	cfg, err := load.LoadConfig(s.Kubeconfig)
+func measureLoad(ctx context.Context, log *zap.Logger, s *servers.Server, t *report.Target, kubeconfigs []string, p *params, hook levelHook) {
+	endpoints, err := loadConfigs(kubeconfigs)
 	if err != nil {
 		t.Errors = append(t.Errors, err.Error())
 		return
 	}
-	t.Creates, t.Watch, t.Errors = runLoad(ctx, log, cfg, p, hook, s.CPUSeconds, t.Errors)
+	t.Creates, t.Watch, t.Errors = runLoad(ctx, log, endpoints, p, hook, s.CPUSeconds, t.Errors)
 	if err := s.Alive(); err != nil {
 		t.Errors = append(t.Errors, err.Error())
 	}
@@ -206,12 +232,15 @@ func keepLogs(log *zap.Logger, dir, to, name string) {
 		return
 	}
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	for _, l := range logs {
+	// A cluster's servers log into dir/s1, dir/s2, ...: name-s1-orch.log.
+	sub, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
+	for _, l := range append(logs, sub...) {
 		data, err := os.ReadFile(l)
 		if err != nil {
 			continue
 		}
-		dst := filepath.Join(to, name+"-"+filepath.Base(l))
+		rel, _ := filepath.Rel(dir, l)
+		dst := filepath.Join(to, name+"-"+strings.ReplaceAll(rel, string(filepath.Separator), "-"))
 		if err := os.WriteFile(dst, data, 0o600); err != nil {
 			log.Warn("keep log", zap.String("file", dst), zap.Error(err))
 		}

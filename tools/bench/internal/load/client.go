@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -58,6 +59,14 @@ func NewClient(cfg *rest.Config) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("new clientset: %w", err)
 	}
 	return cs, nil
+}
+
+// Endpoint returns the server client i talks to: endpoints[i mod len].
+func Endpoint(endpoints []*rest.Config, i int) (*rest.Config, error) {
+	if len(endpoints) == 0 {
+		return nil, errors.New("no server endpoints to load")
+	}
+	return endpoints[i%len(endpoints)], nil
 }
 
 // payload returns a deterministic string of n bytes.

@@ -42,9 +42,10 @@ type clientOutcome struct {
 }
 
 // RunCreate runs spec.Clients goroutines, each with its own connection,
-// creating ConfigMaps back to back until spec.Duration has passed.
-func RunCreate(ctx context.Context, cfg *rest.Config, spec CreateSpec) (CreateResult, error) {
-	clients, err := warmClients(ctx, cfg, spec.Namespace, spec.Clients)
+// creating ConfigMaps back to back until spec.Duration has passed. Client i
+// talks to endpoint i mod len(endpoints) (round-robin over the servers).
+func RunCreate(ctx context.Context, endpoints []*rest.Config, spec CreateSpec) (CreateResult, error) {
+	clients, err := warmClients(ctx, endpoints, spec.Namespace, spec.Clients)
 	if err != nil {
 		return CreateResult{Clients: spec.Clients}, err
 	}
@@ -64,11 +65,16 @@ func RunCreate(ctx context.Context, cfg *rest.Config, spec CreateSpec) (CreateRe
 	return collect(spec.Clients, time.Since(start), outs), nil
 }
 
-// warmClients builds one clientset per client and completes a request on
-// each so TLS handshakes are not part of the measurement.
-func warmClients(ctx context.Context, cfg *rest.Config, ns string, n int) ([]kubernetes.Interface, error) {
+// warmClients builds one clientset per client, spread round-robin over the
+// endpoints, and completes a request on each so TLS handshakes are not part
+// of the measurement.
+func warmClients(ctx context.Context, endpoints []*rest.Config, ns string, n int) ([]kubernetes.Interface, error) {
 	clients := make([]kubernetes.Interface, n)
 	for i := range clients {
+		cfg, err := Endpoint(endpoints, i)
+		if err != nil {
+			return nil, err
+		}
 		cs, err := NewClient(cfg)
 		if err != nil {
 			return nil, err

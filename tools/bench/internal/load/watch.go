@@ -47,17 +47,22 @@ type watcher struct {
 	done   chan struct{}
 }
 
-// RunWatch opens spec.Watchers watches (each on its own connection), then a
-// single writer creates spec.Writes ConfigMaps and every delivery is timed.
-func RunWatch(ctx context.Context, cfg *rest.Config, spec WatchSpec) (WatchResult, error) {
+// RunWatch opens spec.Watchers watches (each on its own connection, watcher i
+// on endpoint i mod len(endpoints)), then a single writer on endpoints[0]
+// creates spec.Writes ConfigMaps and every delivery is timed.
+func RunWatch(ctx context.Context, endpoints []*rest.Config, spec WatchSpec) (WatchResult, error) {
 	res := WatchResult{Watchers: spec.Watchers, Writes: spec.Writes, Expected: spec.Watchers * spec.Writes}
+	cfg, err := Endpoint(endpoints, 0)
+	if err != nil {
+		return res, err
+	}
 	writer, err := NewClient(cfg)
 	if err != nil {
 		return res, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watchers, err := openWatchers(ctx, cfg, writer, spec)
+	watchers, err := openWatchers(ctx, endpoints, writer, spec)
 	defer func() {
 		for _, w := range watchers {
 			w.w.Stop()
@@ -82,7 +87,7 @@ func RunWatch(ctx context.Context, cfg *rest.Config, spec WatchSpec) (WatchResul
 	return res, nil
 }
 
-func openWatchers(ctx context.Context, cfg *rest.Config, writer kubernetes.Interface, spec WatchSpec) ([]*watcher, error) {
+func openWatchers(ctx context.Context, endpoints []*rest.Config, writer kubernetes.Interface, spec WatchSpec) ([]*watcher, error) {
 	// A list with limit=1 yields the current revision without reading every
 	// object; watching from it delivers only new events.
 	list, err := writer.CoreV1().ConfigMaps(spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
@@ -91,6 +96,10 @@ func openWatchers(ctx context.Context, cfg *rest.Config, writer kubernetes.Inter
 	}
 	var watchers []*watcher
 	for i := range spec.Watchers {
+		cfg, err := Endpoint(endpoints, i)
+		if err != nil {
+			return watchers, err
+		}
 		cs, err := NewClient(cfg)
 		if err != nil {
 			return watchers, err

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 type Target struct {
 	Name            string              `json:"name"`
 	Version         string              `json:"version,omitempty"`
+	Setup           string              `json:"setup,omitempty"` // servers and where the clients go, for clusters
 	Errors          []string            `json:"errors,omitempty"`
 	StartupToReady  time.Duration       `json:"startup_to_ready_ns"`
 	IdleSeconds     float64             `json:"idle_seconds"`
@@ -72,6 +75,14 @@ func (r *Run) rows() [][]string {
 		}
 		out = append(out, line)
 	}
+	if r.anySetup() {
+		add("servers, clients on", func(t *Target) string {
+			if t.Setup == "" {
+				return "1 server"
+			}
+			return t.Setup
+		})
+	}
 	for _, level := range r.levels() {
 		add(fmt.Sprintf("creates/s, %d clients", level), func(t *Target) string {
 			c, ok := findLevel(t, level)
@@ -130,15 +141,29 @@ func (r *Run) rows() [][]string {
 	return out
 }
 
+func (r *Run) anySetup() bool {
+	for _, t := range r.Targets {
+		if t.Setup != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// byProc lists the RSS of each process when there are several: the
+// baseline's kube-apiserver then kine, others (cluster servers) by name.
 func byProc(m map[string]int64) string {
 	if len(m) < 2 {
 		return ""
 	}
+	names := slices.Sorted(maps.Keys(m))
+	if _, ok := m["kube-apiserver"]; ok {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "kube-apiserver" })
+		names = append([]string{"kube-apiserver"}, names...)
+	}
 	var parts []string
-	for _, name := range []string{"kube-apiserver", "kine"} {
-		if v, ok := m[name]; ok {
-			parts = append(parts, name+" "+mib(v))
-		}
+	for _, name := range names {
+		parts = append(parts, name+" "+mib(m[name]))
 	}
 	return " (" + strings.Join(parts, " + ") + ")"
 }

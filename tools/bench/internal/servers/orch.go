@@ -14,6 +14,30 @@ import (
 // kubeconfig the server writes).
 // A non-empty pprofAddr (loopback host:port) turns on orch's pprof endpoint.
 func StartOrch(ctx context.Context, dir, bin, pprofAddr string) (*Server, error) {
+	var extra []string
+	if pprofAddr != "" {
+		extra = append(extra, "--pprof-address", pprofAddr)
+	}
+	o, err := startOrchProc("orch", dir, bin, extra...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Name: "orch", Kubeconfig: o.kubeconfig, Procs: []*proc.Proc{o.p}}
+	s.Ready, err = waitReady(ctx, o.kubeconfig, o.logPath, o.p, o.p.Started, 2*time.Minute)
+	return s, err
+}
+
+// orchProc is one started `orch server`.
+type orchProc struct {
+	p                   *proc.Proc
+	kubeconfig, logPath string
+	apiPort             int
+}
+
+// startOrchProc starts `orch server --disable-agent` named name with its
+// data dir, kubeconfig and log in dir, on free loopback ports, with extra
+// flags appended. It does not wait for readiness.
+func startOrchProc(name, dir, bin string, extra ...string) (*orchProc, error) {
 	apiPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -22,27 +46,18 @@ func StartOrch(ctx context.Context, dir, bin, pprofAddr string) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(dir, "orch.yaml")
-	logPath := filepath.Join(dir, "orch.log")
+	o := &orchProc{kubeconfig: filepath.Join(dir, "orch.yaml"), logPath: filepath.Join(dir, "orch.log"), apiPort: apiPort}
 	args := []string{"server",
 		"--data-dir", filepath.Join(dir, "data"),
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",
 		"--https-listen-port", strconv.Itoa(apiPort),
 		"--raft-port", strconv.Itoa(raftPort),
-		"--write-kubeconfig", kubeconfig,
+		"--write-kubeconfig", o.kubeconfig,
 		"--disable-agent",
 	}
-	if pprofAddr != "" {
-		args = append(args, "--pprof-address", pprofAddr)
-	}
-	p, err := proc.Start("orch", logPath, bin, args...)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{Name: "orch", Kubeconfig: kubeconfig, Procs: []*proc.Proc{p}}
-	s.Ready, err = waitReady(ctx, kubeconfig, logPath, p, p.Started, 2*time.Minute)
-	return s, err
+	o.p, err = proc.Start(name, o.logPath, bin, append(args, extra...)...)
+	return o, err
 }
 
 // PprofAddr returns a free loopback host:port for orch's pprof endpoint.

@@ -17,8 +17,20 @@ type Server struct {
 	Name       string
 	Kubeconfig string
 	Procs      []*proc.Proc // in start order; stopped in reverse
+	// Endpoints are the kubeconfigs of every API server of a cluster
+	// (StartOrchCluster), in start order; empty for a single server.
+	Endpoints []string
+	apiPorts  []int // of Endpoints, to find the leader
 	// Ready is the time from starting the first process to /readyz OK.
 	Ready time.Duration
+}
+
+// Kubeconfigs returns Endpoints, or just Kubeconfig for a single server.
+func (s *Server) Kubeconfigs() []string {
+	if len(s.Endpoints) > 0 {
+		return s.Endpoints
+	}
+	return []string{s.Kubeconfig}
 }
 
 // Stop stops every process, last started first.
