@@ -16,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -166,6 +168,7 @@ func liveServerIPs(client kubernetes.Interface, self net.IP) func(ctx context.Co
 func reconcileServers(ctx context.Context, client kubernetes.Interface, ensure func(context.Context) error, log *zap.Logger) {
 	t := time.NewTicker(leaseRenew)
 	defer t.Stop()
+	added := watchNewServers(ctx, client)
 	for {
 		if err := ensure(ctx); err != nil && ctx.Err() == nil {
 			log.Debug("updating the kubernetes Service endpoints", zap.Error(err))
@@ -182,8 +185,38 @@ func reconcileServers(ctx context.Context, client kubernetes.Interface, ensure f
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-added:
 		}
 	}
+}
+
+// watchNewServers signals when a server lease appears or goes, so a
+// joining server is in the kubernetes Service's endpoints (and so known to
+// the agents) at once rather than at the next tick.
+func watchNewServers(ctx context.Context, client kubernetes.Interface) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	poke := func(interface{}) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	leases := client.CoordinationV1().Leases(metav1.NamespaceSystem)
+	sel := identityLabel + "=" + identityValue
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			return leases.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return leases.Watch(ctx, o)
+		},
+	}
+	_, ctl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &coordinationv1.Lease{},
+		Handler: cache.ResourceEventHandlerFuncs{AddFunc: poke, DeleteFunc: poke}})
+	go ctl.RunWithContext(ctx)
+	return ch
 }
 
 // removeDeletedNodeServers runs on the leader: when a Node is deleted and a

@@ -25,6 +25,8 @@ func TestAgentFailover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cs := c.ClientOf(2)
+	waitKubernetesEndpoints(t, ctx, cs, 3)
+	time.Sleep(3 * time.Second) // the agents' watches deliver the EndpointSlice
 	killed := c.KillServer(1)
 	for _, n := range c.Nodes {
 		renewed := waitLeaseRenewed(t, ctx, cs, n.Name, killed)
@@ -69,6 +71,23 @@ func waitLeaseRenewed(t *testing.T, ctx context.Context, cs kubernetes.Interface
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the agent of %s did not renew its lease after the server it joined was killed: %v", node, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitKubernetesEndpoints waits until the kubernetes EndpointSlice lists n
+// servers: the agents learn the servers from it.
+func waitKubernetesEndpoints(t *testing.T, ctx context.Context, cs kubernetes.Interface, n int) {
+	t.Helper()
+	for {
+		s, err := cs.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err == nil && len(s.Endpoints) == n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the kubernetes EndpointSlice never listed %d servers (%v)", n, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
