@@ -122,6 +122,7 @@ func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (kuberne
 	if err != nil {
 		return nil, err
 	}
+	lb.Persist(filepath.Join(filepath.Dir(kubeconfig), "api-servers.json"))
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, err

@@ -2,9 +2,11 @@ package serverlb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -23,6 +25,7 @@ type Balancer struct {
 	join    string   // the --join address: always kept
 	servers []string // host:port; servers[0] is the current one
 	conns   map[string]map[*conn]struct{}
+	state   string // where the server list is kept across restarts ("" = nowhere)
 }
 
 // New returns a Balancer that starts with the server at join (host:port).
@@ -48,10 +51,53 @@ func (b *Balancer) SetServers(addrs []string) {
 			next = append(next, a)
 		}
 	}
-	if !slices.Equal(next, b.servers) {
-		b.log.Info("API servers", zap.Strings("servers", next))
+	if slices.Equal(next, b.servers) {
+		return
 	}
+	b.log.Info("API servers", zap.Strings("servers", next))
 	b.servers = next
+	if b.state != "" {
+		if err := writeState(b.state, next); err != nil {
+			b.log.Warn("keeping the API server list", zap.Error(err))
+		}
+	}
+}
+
+// Persist keeps the server list in path from now on and adds the servers
+// an earlier run kept there, so an agent that restarts while the --join
+// server is down still finds the others.
+func (b *Balancer) Persist(path string) {
+	kept := readState(path)
+	b.mu.Lock()
+	b.state = path
+	b.mu.Unlock()
+	if len(kept) > 0 {
+		b.SetServers(kept)
+	}
+}
+
+func readState(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var servers []string
+	if json.Unmarshal(data, &servers) != nil {
+		return nil
+	}
+	return servers
+}
+
+func writeState(path string, servers []string) error {
+	data, err := json.Marshal(servers)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // DialContext connects to the current server, else to the next reachable

@@ -110,3 +110,15 @@ func TestSliceAddrs(t *testing.T) {
 		t.Fatalf("sliceAddrs = %v", got)
 	}
 }
+
+func TestPersistKeepsServersAcrossRestarts(t *testing.T) {
+	path := t.TempDir() + "/servers.json"
+	a := New("10.0.0.1:6443", zap.NewNop())
+	a.Persist(path)
+	a.SetServers([]string{"10.0.0.1:6443", "10.0.0.2:6443", "10.0.0.3:6443"})
+	b := New("10.0.0.1:6443", zap.NewNop())
+	b.Persist(path)
+	if got := b.Servers(); len(got) != 3 || got[0] != "10.0.0.1:6443" {
+		t.Fatalf("servers after a restart = %v, want the join server first and the two others kept", got)
+	}
+}
