@@ -279,6 +279,9 @@ kill_node() {
 	local i=$1 pid f pids
 	stop_slow "$i"
 	for f in "$DIR/pids/agent-n$i" "$DIR/pids/$(srv_name "$i")"; do
+		# Only nodes 1..servers run a server (with one server, srv_name is
+		# "server" whatever the node).
+		[ "$i" -le "$(servers)" ] || [ "$f" = "$DIR/pids/agent-n$i" ] || continue
 		if [ -s "$f" ]; then
 			pid=$(cat "$f")
 			kill -KILL -- "-$pid" 2>/dev/null || true

@@ -175,13 +175,25 @@ func TestPodCerts(t *testing.T) {
 	if refresh.Name == "req-1" {
 		refresh = reqs[0]
 	}
-	refresh.Status.Conditions = []metav1.Condition{{Type: "Denied", Status: "True", Reason: "Policy", Message: "no"}}
-	_, err := e.cs.CertificatesV1().PodCertificateRequests("ns").UpdateStatus(context.Background(), &refresh, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
+	deny := func() {
+		cur, err := e.cs.CertificatesV1().PodCertificateRequests("ns").Get(context.Background(), refresh.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Status.Conditions = []metav1.Condition{{Type: "Denied", Status: "True", Reason: "Policy", Message: "no"}}
+		if _, err := e.cs.CertificatesV1().PodCertificateRequests("ns").UpdateStatus(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	deny()
+	tries := 0
 	eventually(t, "denied", func() error {
 		if _, _, err := e.get(t); err == nil || !strings.Contains(err.Error(), "permanently denied") {
+			// client-go's fake clientset can lose a watch event that races
+			// the informer's list-then-watch; a fresh update is a new event.
+			if tries++; tries%25 == 0 {
+				deny()
+			}
 			return fmt.Errorf("got %v", err)
 		}
 		return nil
