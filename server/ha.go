@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -65,12 +66,16 @@ func dnsLabel(s string) string {
 	return strings.Trim(string(b), "-")
 }
 
-// keepServerLease renews this server's lease every leaseRenew until ctx ends.
-func keepServerLease(ctx context.Context, client kubernetes.Interface, id serverIdentity, log *zap.Logger) {
+// keepServerLease renews this server's lease every leaseRenew until ctx
+// ends, while the cluster has more than one server (clustered): a single
+// server writes nothing, so an idle one stays idle.
+func keepServerLease(ctx context.Context, client kubernetes.Interface, id serverIdentity, clustered func() bool, log *zap.Logger) {
 	t := time.NewTicker(leaseRenew)
 	defer t.Stop()
 	for {
-		if err := renewServerLease(ctx, client, id); err != nil && ctx.Err() == nil {
+		if !clustered() {
+			// nothing to tell anyone
+		} else if err := renewServerLease(ctx, client, id); err != nil && ctx.Err() == nil {
 			log.Debug("renewing the API server lease", zap.Error(err))
 		}
 		select {
@@ -165,11 +170,24 @@ func liveServerIPs(client kubernetes.Interface, self net.IP) func(ctx context.Co
 // reconcileServers runs on the leader: every leaseRenew it points the
 // kubernetes Service at the live servers and deletes leases stale for
 // staleLeaseAge.
-func reconcileServers(ctx context.Context, client kubernetes.Interface, ensure func(context.Context) error, log *zap.Logger) {
+func reconcileServers(ctx context.Context, client kubernetes.Interface, ensure func(context.Context) error, clustered func() bool,
+	log *zap.Logger) {
 	t := time.NewTicker(leaseRenew)
 	defer t.Stop()
 	added := watchNewServers(ctx, client)
+	was := true // one pass at the start, and one after the last server left
 	for {
+		now := clustered()
+		if !now && !was {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-added:
+			}
+			continue
+		}
+		was = now
 		if err := ensure(ctx); err != nil && ctx.Err() == nil {
 			log.Debug("updating the kubernetes Service endpoints", zap.Error(err))
 		}
@@ -313,7 +331,7 @@ func (l *liveServers) ips(ctx context.Context) []net.IP {
 // on an external etcd (no Raft membership to watch).
 func haLoops(client kubernetes.Interface, api *apiserver.Server, store *datastore.RaftStore, log *zap.Logger) []controller {
 	endpoints := controller{"api server endpoints", func(ctx context.Context) error {
-		reconcileServers(ctx, client, api.EnsureKubernetesEndpoints, log)
+		reconcileServers(ctx, client, api.EnsureKubernetesEndpoints, clusteredRaft(store), log)
 		return nil
 	}}
 	if store == nil {
@@ -346,13 +364,16 @@ const (
 	membersAnnotation = "orch.io/raft-members"
 )
 
-// keepLeaderLease runs on the leader and renews leaderLeaseName.
+// keepLeaderLease runs on the leader and renews leaderLeaseName while there
+// are several members; alone, it writes only when the members changed.
 func keepLeaderLease(ctx context.Context, client kubernetes.Interface, store *datastore.RaftStore, log *zap.Logger) {
 	t := time.NewTicker(leaseRenew)
 	defer t.Stop()
+	written := ""
 	for {
 		ms, err := store.Members()
-		if err == nil {
+		if err == nil && (len(ms) > 1 || membersString(ms) != written) {
+			written = membersString(ms)
 			var parts []string
 			for _, m := range ms {
 				role := "nonvoter"
@@ -362,8 +383,10 @@ func keepLeaderLease(ctx context.Context, client kubernetes.Interface, store *da
 				parts = append(parts, m.ID+"="+role+"@"+m.Addr)
 			}
 			id := serverIdentity{raftID: store.ID()}
-			err = renewLease(ctx, client, leaderLeaseName, id.raftID, nil,
-				map[string]string{membersAnnotation: strings.Join(parts, ",")})
+			if err = renewLease(ctx, client, leaderLeaseName, id.raftID, nil,
+				map[string]string{membersAnnotation: strings.Join(parts, ",")}); err != nil {
+				written = ""
+			}
 		}
 		if err != nil && ctx.Err() == nil {
 			log.Debug("renewing the raft leader lease", zap.Error(err))
@@ -393,4 +416,25 @@ func peerServerURLs(ctx context.Context, client kubernetes.Interface, selfID str
 		urls = append(urls, "https://"+net.JoinHostPort(a[addressAnnotation], a[portAnnotation]))
 	}
 	return urls, nil
+}
+
+// membersString identifies a membership, to notice changes.
+func membersString(ms []datastore.Member) string {
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%s/%v/%s,", m.ID, m.Voter, m.Addr)
+	}
+	return b.String()
+}
+
+// clusteredRaft reports whether the Raft cluster has more than one member;
+// an external etcd (store nil) may be shared by several servers: always.
+func clusteredRaft(store *datastore.RaftStore) func() bool {
+	return func() bool {
+		if store == nil {
+			return true
+		}
+		ms, err := store.Members()
+		return err == nil && len(ms) > 1
+	}
 }

@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 
 	go awaitBootstrapped(ctx, bootstrapped(api, d.store), ready)
 	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: id, address: p.Advertise,
-		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, log)
+		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, clusteredRaft(d.raft), log)
 	go runWhileLeader(ctx, d.store, log, func(lctx context.Context) {
 		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
