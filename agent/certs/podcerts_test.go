@@ -175,14 +175,18 @@ func TestPodCerts(t *testing.T) {
 	if refresh.Name == "req-1" {
 		refresh = reqs[0]
 	}
+	// deny denies every request still waiting: the refresh, or a request
+	// made again when the informer had not yet seen the refresh (the source
+	// re-requests one it cannot find).
 	deny := func() {
-		cur, err := e.cs.CertificatesV1().PodCertificateRequests("ns").Get(context.Background(), refresh.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur.Status.Conditions = []metav1.Condition{{Type: "Denied", Status: "True", Reason: "Policy", Message: "no"}}
-		if _, err := e.cs.CertificatesV1().PodCertificateRequests("ns").UpdateStatus(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
+		for _, r := range e.requests(t) {
+			if len(r.Status.Conditions) > 0 || r.Name == reqs[0].Name && refresh.Name != reqs[0].Name {
+				continue
+			}
+			r.Status.Conditions = []metav1.Condition{{Type: "Denied", Status: "True", Reason: "Policy", Message: "no"}}
+			if _, err := e.cs.CertificatesV1().PodCertificateRequests("ns").UpdateStatus(context.Background(), &r, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	deny()
