@@ -1,7 +1,6 @@
 package encryption
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,10 +10,10 @@ import (
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orch/orch/server/auth"
+	"github.com/orch/orch/server/httpstatus"
 )
 
 // The endpoints of `orch secrets-encrypt`, served on the API port.
@@ -63,7 +62,7 @@ func (h *Handler) Wrap(next http.Handler) http.Handler {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.authorize(r); err != nil {
-		writeStatus(w, err)
+		httpstatus.WriteStatus(w, err)
 		return
 	}
 	var (
@@ -96,10 +95,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = apierrors.NewBadRequest(err.Error())
 		}
 		h.log.Warn("secrets-encrypt request failed", zap.String("path", r.URL.Path), zap.Error(err))
-		writeStatus(w, err)
+		httpstatus.WriteStatus(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpstatus.WriteJSON(w, http.StatusOK, resp)
 }
 
 func (h *Handler) authorize(r *http.Request) error {
@@ -121,34 +120,6 @@ func method(r *http.Request, want string) error {
 		return nil
 	}
 	return apierrors.NewMethodNotSupported(pathsGR, fmt.Sprintf("%s on %s (allowed: %s)", r.Method, r.URL.Path, want))
-}
-
-// writeStatus writes err as a Kubernetes metav1.Status.
-func writeStatus(w http.ResponseWriter, err error) {
-	var se apierrors.APIStatus
-	if !errors.As(err, &se) {
-		se = apierrors.NewInternalError(err)
-	}
-	st := se.Status()
-	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
-	st.Status = metav1.StatusFailure
-	code := int(st.Code)
-	if code == 0 {
-		code = http.StatusInternalServerError
-	}
-	writeJSON(w, code, &st)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding response", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_, _ = w.Write(append(data, '\n'))
 }
 
 // install installs a config pushed by another server of the cluster.

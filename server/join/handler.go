@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/orch/orch/internal/pki"
+	"github.com/orch/orch/server/httpstatus"
 )
 
 // maxBodyBytes bounds a node-certificate request (a CSR is < 1 KiB).
@@ -99,13 +100,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ServerBootstrapPath:
 		h.serveServerBootstrap(w, r)
 	default:
-		writeStatus(w, apierrors.NewNotFound(schemaGR, r.URL.Path))
+		httpstatus.WriteStatus(w, apierrors.NewNotFound(schemaGR, r.URL.Path))
 	}
 }
 
 func (h *Handler) serveCACerts(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeStatus(w, methodNotAllowed(r, "GET"))
+		httpstatus.WriteStatus(w, methodNotAllowed(r, "GET"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-pem-file")
@@ -117,7 +118,7 @@ func (h *Handler) serveCACerts(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		writeStatus(w, methodNotAllowed(r, "POST"))
+		httpstatus.WriteStatus(w, methodNotAllowed(r, "POST"))
 		return
 	}
 	if !h.authorized(w, r) {
@@ -127,10 +128,10 @@ func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 	resp, err := h.issue(r, w)
 	if err != nil {
 		h.log.Info("node certificate request refused", zap.String("client", ip), zap.Error(err))
-		writeStatus(w, err)
+		httpstatus.WriteStatus(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpstatus.WriteJSON(w, http.StatusOK, resp)
 }
 
 // authorized checks the bearer secret under the failure rate limit and
@@ -140,13 +141,13 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if wait, ok := h.limiter.allowed(ip); !ok {
 		h.log.Warn("join request rate limited after failed attempts", zap.String("client", ip))
 		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		writeStatus(w, apierrors.NewTooManyRequests("too many failed join attempts from this address; retry later", int(wait.Seconds())+1))
+		httpstatus.WriteStatus(w, apierrors.NewTooManyRequests("too many failed join attempts from this address; retry later", int(wait.Seconds())+1))
 		return false
 	}
 	if err := h.checkSecret(r); err != nil {
 		h.limiter.failed(ip)
 		h.log.Warn("join request rejected", zap.String("client", ip), zap.Error(err))
-		writeStatus(w, apierrors.NewUnauthorized(err.Error()))
+		httpstatus.WriteStatus(w, apierrors.NewUnauthorized(err.Error()))
 		return false
 	}
 	return true

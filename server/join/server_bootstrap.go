@@ -5,6 +5,8 @@ import (
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/orch/orch/server/httpstatus"
 )
 
 // ServerBootstrapPath is where a server joining as another control-plane
@@ -27,22 +29,22 @@ type ServerBootstrap struct {
 // join secret (the same secret agents use, as in k3s).
 func (h *Handler) serveServerBootstrap(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		writeStatus(w, methodNotAllowed(r, "POST"))
+		httpstatus.WriteStatus(w, methodNotAllowed(r, "POST"))
 		return
 	}
 	if !h.authorized(w, r) {
 		return
 	}
 	if h.bootstrap == nil {
-		writeStatus(w, apierrors.NewNotFound(schemaGR, r.URL.Path))
+		httpstatus.WriteStatus(w, apierrors.NewNotFound(schemaGR, r.URL.Path))
 		return
 	}
 	b, err := h.bootstrap()
 	if err != nil {
-		writeStatus(w, apierrors.NewInternalError(err))
+		httpstatus.WriteStatus(w, apierrors.NewInternalError(err))
 		return
 	}
 	h.log.Info("handed the cluster's shared secrets to a joining server", zap.String("client", clientIP(r)),
 		zap.Strings("raftPeers", b.RaftPeers))
-	writeJSON(w, http.StatusOK, b)
+	httpstatus.WriteJSON(w, http.StatusOK, b)
 }
