@@ -3,18 +3,17 @@ package encryption
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orch/orch/internal/pki"
 )
 
 // Client calls a running server's secrets-encrypt endpoints as the admin,
@@ -27,20 +26,11 @@ type Client struct {
 // NewClient reads <dataDir>/server/tls/{ca.crt,admin.crt,admin.key} and
 // returns a client of server (https://host:port).
 func NewClient(server, dataDir string) (*Client, error) {
-	dir := filepath.Join(dataDir, "server", "tls")
-	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	cfg, err := pki.AdminClientTLS(filepath.Join(dataDir, "server", "tls"))
 	if err != nil {
-		return nil, fmt.Errorf("reading the cluster CA (is --data-dir the server's?): %w", err)
+		return nil, err
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", filepath.Join(dir, "ca.crt"))
-	}
-	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key"))
-	if err != nil {
-		return nil, fmt.Errorf("loading the admin client certificate: %w", err)
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, Certificates: []tls.Certificate{cert}}}
+	tr := &http.Transport{TLSClientConfig: cfg}
 	return &Client{server: strings.TrimSuffix(server, "/"), http: &http.Client{Transport: tr, Timeout: 30 * time.Minute}}, nil
 }
 

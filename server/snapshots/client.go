@@ -3,14 +3,10 @@ package snapshots
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,20 +24,11 @@ type Client struct {
 
 // NewClient reads ca.crt, admin.crt and admin.key from tlsDir.
 func NewClient(server, tlsDir string) (*Client, error) {
-	caPEM, err := os.ReadFile(filepath.Join(tlsDir, pki.CACertFile))
+	cfg, err := pki.AdminClientTLS(tlsDir)
 	if err != nil {
-		return nil, fmt.Errorf("cluster CA (is --data-dir right, and are you root?): %w", err)
+		return nil, err
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("%s holds no certificate", filepath.Join(tlsDir, pki.CACertFile))
-	}
-	cert, err := tls.LoadX509KeyPair(filepath.Join(tlsDir, pki.AdminCertFile), filepath.Join(tlsDir, pki.AdminKeyFile))
-	if err != nil {
-		return nil, fmt.Errorf("admin client certificate: %w", err)
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool,
-		Certificates: []tls.Certificate{cert}}}
+	tr := &http.Transport{TLSClientConfig: cfg}
 	return &Client{Server: strings.TrimSuffix(server, "/"), http: &http.Client{Transport: tr, Timeout: 10 * time.Minute}}, nil
 }
 
