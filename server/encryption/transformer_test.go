@@ -87,20 +87,34 @@ func TestUpstreamFormat(t *testing.T) {
 }
 
 func TestWrongKey(t *testing.T) {
+	const plain = `{"kind":"Secret","data":{"password":"aHVudGVyMg=="}}`
 	for _, p := range []string{ProviderAESCBC, ProviderAESGCM} {
 		t.Run(p, func(t *testing.T) {
 			a := mustTransformer(t, testConfig([]string{"secrets"}, p, Key{Name: "k", Secret: keyB64(32, 'a')}))
 			b := mustTransformer(t, testConfig([]string{"secrets"}, p, Key{Name: "k", Secret: keyB64(32, 'b')}))
-			enc, err := a.encrypt(secretKey, []byte(`{"kind":"Secret","data":{"password":"aHVudGVyMg=="}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := b.decrypt(secretKey, enc)
 			// CBC is not authenticated: a wrong key is caught by the padding
-			// check, except with probability ~1/256 per attempt; the
-			// deterministic keys here do get caught.
-			if !errors.Is(err, ErrDecrypt) || !strings.Contains(err.Error(), secretKey) || !strings.Contains(err.Error(), `key "k"`) {
-				t.Fatalf("decrypt with the wrong key = %q, %v; want ErrDecrypt naming the storage key and key", got, err)
+			// check, which random garbage passes with probability ~1/256
+			// (the IV is random per write). Every attempt must fail or
+			// yield garbage; nearly all must be caught.
+			caught := 0
+			for i := 0; i < 16; i++ {
+				enc, err := a.encrypt(secretKey, []byte(plain))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := b.decrypt(secretKey, enc)
+				switch {
+				case err == nil && string(got) == plain:
+					t.Fatalf("decrypt with the wrong key returned the plaintext")
+				case err == nil && p == ProviderAESCBC:
+					continue
+				case !errors.Is(err, ErrDecrypt) || !strings.Contains(err.Error(), secretKey) || !strings.Contains(err.Error(), `key "k"`):
+					t.Fatalf("decrypt with the wrong key = %q, %v; want ErrDecrypt naming the storage key and key", got, err)
+				}
+				caught++
+			}
+			if caught < 12 {
+				t.Fatalf("only %d of 16 wrong-key reads were caught", caught)
 			}
 		})
 	}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	testimages "github.com/orch/orch/test/images"
 )
 
 // svcCreateStatefulSet creates the headless Service db and a 2-pod
@@ -75,8 +77,36 @@ func svcWaitLookup(t *testing.T, e *svcEnv, pod, name string, want ...string) {
 			}
 		}
 		return true
-	}, func() string { return last })
+	}, func() string { return last + svcDNSDiag(e, pod, name) })
 	t.Logf("%s: %s -> %v", pod, name, want)
+}
+
+// svcDNSDiag describes the cluster DNS on pod's node when a lookup failed:
+// whether the agent's DNS interface and sockets are there, whether the
+// node itself gets an answer, and the INPUT rules pods' packets meet.
+func svcDNSDiag(e *svcEnv, pod, name string) string {
+	node := 0
+	for i, cl := range e.clients {
+		if cl == pod {
+			node = i + 1
+		}
+	}
+	if node == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n--- node %d, where %s runs ---", node, pod)
+	for _, cmd := range [][]string{
+		{"ip", "-br", "addr"},
+		{"ss", "-ulnp"},
+		{testimages.BusyboxPath, "nslookup", name, "10.43.0.10"},
+		{"iptables", "-S", "INPUT"},
+		{"iptables-save", "-t", "filter"},
+	} {
+		out, err := e.c.InNode(node, cmd[0], cmd[1:]...)
+		fmt.Fprintf(&b, "\n$ %s (err %v)\n%s", strings.Join(cmd, " "), err, out)
+	}
+	return b.String()
 }
 
 // svcAnswerAddrs are the "Address: IP" lines of busybox nslookup's answer

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -27,12 +28,13 @@ import (
 // servers is a cluster of S `orch server`s in network namespaces, made and
 // faulted through scripts/testcluster.sh.
 type servers struct {
-	t    testing.TB
-	id   string
-	n    int
-	ips  []string // index i-1: server i
-	logs []string
-	base *rest.Config // the admin kubeconfig
+	t          testing.TB
+	id         string
+	n          int
+	ips        []string // index i-1: server i
+	logs       []string
+	base       *rest.Config // the admin kubeconfig
+	kubeconfig string       // its path
 
 	mu   sync.Mutex
 	dead map[int]bool // killed and not restarted
@@ -45,7 +47,9 @@ const (
 	leaderOff = "not leader: control loops stopped"
 )
 
-func startServers(t testing.TB, n int) *servers {
+// startServers starts n servers, each on its own node; with agents every
+// node runs an `orch agent` too, and startServers waits for n Ready nodes.
+func startServers(t testing.TB, n int, agents bool) *servers {
 	t.Helper()
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
@@ -58,8 +62,11 @@ func startServers(t testing.TB, n int) *servers {
 			t.Errorf("testcluster.sh down: %v\n%s", err, out)
 		}
 	})
-	out, err := c.script("up", "--nodes", strconv.Itoa(n), "--servers", strconv.Itoa(n), "--no-agents",
-		"--binary", testutil.Binary(t))
+	args := []string{"up", "--nodes", strconv.Itoa(n), "--servers", strconv.Itoa(n), "--binary", testutil.Binary(t)}
+	if !agents {
+		args = append(args, "--no-agents")
+	}
+	out, err := c.script(args...)
 	if err != nil {
 		t.Fatalf("testcluster.sh up: %v\n%s", err, out)
 	}
@@ -74,13 +81,43 @@ func startServers(t testing.TB, n int) *servers {
 		c.ips = append(c.ips, vars[fmt.Sprintf("SERVER_%d_IP", i)])
 		c.logs = append(c.logs, vars[fmt.Sprintf("SERVER_%d_LOG", i)])
 	}
-	if c.base, err = clientcmd.BuildConfigFromFlags("", vars["KUBECONFIG"]); err != nil {
+	c.kubeconfig = vars["KUBECONFIG"]
+	if c.base, err = clientcmd.BuildConfigFromFlags("", c.kubeconfig); err != nil {
 		t.Fatalf("loading %s: %v", vars["KUBECONFIG"], err)
 	}
 	for i := 1; i <= n; i++ {
 		c.waitServing(i, 2*time.Minute)
 	}
+	if agents {
+		c.waitNodesReady(2 * time.Minute)
+	}
 	return c
+}
+
+// waitNodesReady waits until all n nodes are Ready.
+func (c *servers) waitNodesReady(timeout time.Duration) {
+	c.t.Helper()
+	cs := c.client(1, 5*time.Second)
+	deadline := time.Now().Add(timeout)
+	for {
+		ready := 0
+		if l, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err == nil {
+			for _, nd := range l.Items {
+				for _, cond := range nd.Status.Conditions {
+					if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+		}
+		if ready == c.n {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%d of %d nodes Ready after %v", ready, c.n, timeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func (c *servers) script(args ...string) (string, error) {

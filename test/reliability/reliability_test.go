@@ -24,10 +24,11 @@ type settings struct {
 	sizes  []int
 	rounds int
 	only   map[string]bool // ORCH_RELIABILITY_FAULTS; empty: all
+	agents bool            // ORCH_RELIABILITY_AGENTS (default 1): an agent on every node
 }
 
 func readSettings(t *testing.T) settings {
-	s := settings{sizes: []int{3, 5}, rounds: 10, only: map[string]bool{}}
+	s := settings{sizes: []int{3, 5}, rounds: 10, only: map[string]bool{}, agents: os.Getenv("ORCH_RELIABILITY_AGENTS") != "0"}
 	if v := os.Getenv("ORCH_RELIABILITY_SERVERS"); v != "" {
 		s.sizes = nil
 		for _, f := range strings.Split(v, ",") {
@@ -74,23 +75,38 @@ func TestFaults(t *testing.T) {
 	s := readSettings(t)
 	for _, n := range s.sizes {
 		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) {
-			c := startServers(t, n)
+			c := startServers(t, n, s.agents)
 			createNamespace(t, c)
+			kubectl := testutil.Kubectl(t)
+			var nodes *nodeWatch
+			if s.agents {
+				nodes = startNodeWatch(c)
+			}
 			var rows []string
+			var sts []*stats
 			for _, f := range faults() {
 				if n < f.minimum || len(s.only) > 0 && !s.only[f.name] {
 					continue
 				}
 				st := &stats{}
 				for i := 0; i < s.rounds && !t.Failed(); i++ {
-					r := &round{t: t, c: c, name: fmt.Sprintf("%s-%d", f.name, i), rec: &recorder{start: time.Now()}}
+					r := &round{t: t, c: c, name: fmt.Sprintf("%s-%d", f.name, i), rec: &recorder{start: time.Now()}, nodes: nodes}
+					r.kubectl = &kubectlProbe{r: r, bin: kubectl, kcfg: c.kubeconfig}
 					for k := 0; k < keysPerRound; k++ {
 						r.keys = append(r.keys, fmt.Sprintf("%s-r%d-k%02d", f.name, i, k))
 					}
 					r.run(f, st)
 					t.Logf("%s round %d: %d ops so far, outage %v", f.name, i, st.ops, lastOutage(st))
 				}
-				rows = append(rows, row(n, f.name, st))
+				st.name = f.name
+				sts = append(sts, st)
+			}
+			var gaps map[string]time.Duration
+			if nodes != nil {
+				gaps = nodes.check(t)
+			}
+			for _, st := range sts {
+				rows = append(rows, row(n, st, s.agents, gaps[st.name]))
 			}
 			report(t, n, rows)
 		})
@@ -120,14 +136,19 @@ func createNamespace(t *testing.T, c *servers) {
 	}
 }
 
-const tableHead = "| servers | fault | rounds | ops | ok | 409/404 | unknown | watch events | resumes / re-lists | violations | lost writes | watch gaps | writes again after fault p50 / p99 |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+const tableHead = "| servers | agents | fault | rounds | ops | ok | 409/404 | unknown | watch events | resumes / re-lists | violations | lost writes | watch gaps | writes again after fault p50 / p99 | kubectl ok / failed | longest node Lease gap |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
-func row(n int, name string, st *stats) string {
-	return fmt.Sprintf("| %d | %s | %d | %d | %d | %d | %d | %d | %d / %d | %d | %d | %d | %s / %s |",
-		n, name, st.rounds, st.ops, st.ok, st.failed, st.unknown, st.events, st.reconnects, st.relists,
+func row(n int, st *stats, agents bool, leaseGap time.Duration) string {
+	a := "no"
+	if agents {
+		a = strconv.Itoa(n)
+	}
+	return fmt.Sprintf("| %d | %s | %s | %d | %d | %d | %d | %d | %d | %d / %d | %d | %d | %d | %s / %s | %d / %d | %s |",
+		n, a, st.name, st.rounds, st.ops, st.ok, st.failed, st.unknown, st.events, st.reconnects, st.relists,
 		st.violations+st.inconclusive, st.lost, st.watchErrs,
-		percentile(st.outages, 50).Round(time.Millisecond), percentile(st.outages, 99).Round(time.Millisecond))
+		percentile(st.outages, 50).Round(time.Millisecond), percentile(st.outages, 99).Round(time.Millisecond),
+		st.kubectlOK, st.kubectlFailed, fmtGap(leaseGap))
 }
 
 // report prints the markdown table and appends it to

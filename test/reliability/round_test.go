@@ -28,20 +28,26 @@ const (
 
 // stats add up the rounds of one fault.
 type stats struct {
+	name                                        string
 	rounds, ops, ok, failed, unknown, otherErrs int
 	events, reconnects, relists                 int
+	kubectlOK, kubectlFailed                    int
 	violations, inconclusive, lost, watchErrs   int
 	outages                                     []time.Duration
 }
 
 // round is one round of load with one fault injected.
 type round struct {
-	t      *testing.T
-	c      *servers
-	name   string
-	keys   []string
-	rec    *recorder
-	faultT time.Duration // when the fault was injected (recorder time)
+	t       *testing.T
+	c       *servers
+	name    string
+	keys    []string
+	rec     *recorder
+	faultT  time.Duration // when the fault was injected (recorder time)
+	undoT   time.Duration // when it was undone
+	hit     []int         // the servers the fault hit
+	kubectl *kubectlProbe
+	nodes   *nodeWatch // nil without agents
 }
 
 // fault injects a fault on the cluster and returns how to undo it.
@@ -55,6 +61,7 @@ func faults() []fault {
 	return []fault{
 		{"kill-leader", 1, func(r *round) func() {
 			l := r.c.leader(time.Minute)
+			r.hit = []int{l}
 			r.markAt(r.c.kill(l))
 			if r.c.n == 1 {
 				r.c.start(l) // nothing to fail over to: the outage is a restart
@@ -64,17 +71,20 @@ func faults() []fault {
 		}},
 		{"kill-follower", 2, func(r *round) func() {
 			f := r.follower()
+			r.hit = []int{f}
 			r.markAt(r.c.kill(f))
 			return func() { r.c.start(f) }
 		}},
 		{"partition-leader", 3, func(r *round) func() {
 			l := r.c.leader(time.Minute)
+			r.hit = []int{l}
 			r.c.partition(l, r.c.others(l))
 			r.mark()
 			return func() { r.c.must("heal") }
 		}},
 		{"partition-minority", 3, func(r *round) func() {
 			minority := r.minority()
+			r.hit = minority
 			majority := r.c.others(0)
 			for _, m := range minority {
 				majority = remove(majority, m)
@@ -87,11 +97,13 @@ func faults() []fault {
 		}},
 		{"slow-disk-leader", 1, func(r *round) func() {
 			l := r.c.leader(time.Minute)
+			r.hit = []int{l}
 			r.c.must("slow-disk", "--node", strconv.Itoa(l), "--delay-ms", "200")
 			r.mark()
 			return func() { r.c.must("fast-disk") }
 		}},
 		{"restart-all", 1, func(r *round) func() {
+			r.hit = r.c.others(0)
 			r.markAt(r.c.killAll())
 			r.c.restartDead()
 			return func() {}
@@ -140,13 +152,22 @@ func (r *round) run(f fault, st *stats) {
 		go func() { defer wg.Done(); watchers[i-1].run(ctx) }()
 	}
 	clients := r.startClients()
+	stopKubectl := r.kubectl.start()
+	if r.nodes != nil {
+		r.nodes.setFault(f.name)
+	}
 	time.Sleep(warmup)
 	undo := f.inject(r)
 	time.Sleep(hold)
 	undo()
+	r.undoT = r.rec.now()
 	r.recover()
 	time.Sleep(cooldown)
 	clients()
+	stopKubectl()
+	if r.nodes != nil {
+		r.nodes.waitRenewedAfter(r, r.rec.start.Add(r.undoT))
+	}
 	r.finalReads()
 	h := r.rec.history()
 	upTo := maxAckRV(h)
@@ -249,6 +270,7 @@ func (r *round) waitWatchers(ws []*watcher, upTo int64) {
 // check checks the round's history and watch logs and adds to st.
 func (r *round) check(h []Op, ws []*watcher, upTo int64, st *stats) {
 	st.rounds++
+	r.kubectl.check(st)
 	r.rec.mu.Lock()
 	st.otherErrs += r.rec.other
 	r.rec.mu.Unlock()
