@@ -17,8 +17,10 @@ const retryPause = 25 * time.Millisecond
 // onLeader runs local when this server leads and remote with the leader's
 // address otherwise, retrying (until ctx ends) the attempts that were
 // refused before anything happened: no leader known, a leader that was
-// unreachable or no longer leads.
-func (s *RaftStore) onLeader(ctx context.Context, local func(context.Context) error,
+// unreachable or no longer leads. A remote call ends when raft learns of
+// another leader; with retrySafe (reads) it is then retried there, else
+// (writes, whose outcome is then unknown) the error is returned.
+func (s *RaftStore) onLeader(ctx context.Context, retrySafe bool, local func(context.Context) error,
 	remote func(ctx context.Context, leader string) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -30,11 +32,11 @@ func (s *RaftStore) onLeader(ctx context.Context, local func(context.Context) er
 		if s.raft.State() == raft.Leader {
 			err = local(ctx)
 		} else if leader := s.LeaderAddr(); leader != "" {
-			err = remote(ctx, leader)
+			err = s.whileLeader(ctx, leader, remote)
 		} else {
 			err = fmt.Errorf("no raft leader is known: %w", ErrNotLeader)
 		}
-		if err == nil || !(errors.Is(err, ErrNotLeader) || errors.Is(err, errNotSent)) {
+		if err == nil || !(errors.Is(err, ErrNotLeader) || errors.Is(err, errNotSent) || retrySafe && errors.Is(err, ErrLeaderChanged)) {
 			return err
 		}
 		select {
@@ -64,7 +66,7 @@ func (s *RaftStore) localReadIndex() (uint64, error) {
 // fetchReadIndex gets the read index from the leader, wherever it is.
 func (s *RaftStore) fetchReadIndex(ctx context.Context) (uint64, error) {
 	var idx uint64
-	err := s.onLeader(ctx, func(context.Context) error {
+	err := s.onLeader(ctx, true, func(context.Context) error {
 		var err error
 		idx, err = s.localReadIndex()
 		return err
@@ -82,7 +84,7 @@ func (s *RaftStore) fetchReadIndex(ctx context.Context) (uint64, error) {
 // changeMembership applies a join, promote or remove on the leader,
 // forwarding it there from a follower.
 func (s *RaftStore) changeMembership(ctx context.Context, req *fwdRequest) error {
-	return s.onLeader(ctx, func(ctx context.Context) error {
+	return s.onLeader(ctx, false, func(ctx context.Context) error {
 		id, addr, t := raft.ServerID(req.ID), raft.ServerAddress(req.Addr), timeoutFor(ctx)
 		var f raft.Future
 		switch req.Op {

@@ -168,14 +168,22 @@ func (f *forwarder) call(ctx context.Context, addr string, req fwdRequest) (*fwd
 		return nil, fmt.Errorf("%w: %w", errNotSent, err)
 	}
 	_ = c.SetDeadline(time.Now().Add(timeout + time.Second))
+	// ctx ending (e.g. the leader changed) unblocks the read at once.
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	if err := c.enc.Encode(&req); err != nil {
+		stop()
 		_ = c.Close()
 		return nil, fmt.Errorf("forwarding to %s: %w", addr, err)
 	}
 	var resp fwdResponse
 	if err := c.dec.Decode(&resp); err != nil {
+		stop()
 		_ = c.Close()
 		return nil, fmt.Errorf("forwarding to %s: no answer: %w", addr, err)
+	}
+	if !stop() { // the deadline may already be cut short: do not reuse
+		_ = c.Close()
+		return &resp, nil
 	}
 	_ = c.SetDeadline(time.Time{})
 	f.put(addr, c)

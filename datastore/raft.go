@@ -31,6 +31,7 @@ type RaftStore struct {
 	leader    *leaderFanout
 	fwd       *forwarder
 	reads     *readIndexer
+	leaders   *leaderWatch
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -49,7 +50,7 @@ func Open(ctx context.Context, cfg Config) (*RaftStore, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("datastore: %w", err)
 	}
-	s := &RaftStore{log: cfg.Logger, id: cfg.NodeID, closed: make(chan struct{})}
+	s := &RaftStore{log: cfg.Logger, id: cfg.NodeID, closed: make(chan struct{}), leaders: newLeaderWatch()}
 	if err := s.open(cfg); err != nil {
 		s.closeResources()
 		return nil, err
@@ -103,6 +104,7 @@ func (s *RaftStore) open(cfg Config) error {
 		return fmt.Errorf("datastore: start raft: %w", err)
 	}
 	r := s.raft
+	s.observeLeaders()
 	s.leader = newLeaderFanout(r.LeaderCh(), func() error { return r.Barrier(time.Minute).Error() })
 	if cfg.Bootstrap && !hasState {
 		boot := raft.Configuration{Servers: []raft.Server{{

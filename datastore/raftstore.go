@@ -58,7 +58,7 @@ func (s *RaftStore) write(ctx context.Context, ops []Op) (*applyResult, error) {
 	}
 	cmd := encodeCommand(ops)
 	var res *applyResult
-	err := s.onLeader(ctx, func(ctx context.Context) error {
+	err := s.onLeader(ctx, false, func(ctx context.Context) error {
 		var err error
 		res, err = s.applyLocal(ctx, cmd)
 		return err

@@ -167,6 +167,16 @@ func (s *Server) checkNamespaceForCreate(ctx context.Context, ns string) error {
 	}
 	kv, err := s.cfg.Store.Get(ctx, res.Key("", ns))
 	if errors.Is(err, datastore.ErrNotFound) {
+		// A namespace just created through another server may not have
+		// reached this one: confirm with a quorum read before a 404
+		// (test/reliability found one on a create right after its
+		// namespace's).
+		if serr := s.syncRead(ctx, ""); serr != nil {
+			return serr
+		}
+		kv, err = s.cfg.Store.Get(ctx, res.Key("", ns))
+	}
+	if errors.Is(err, datastore.ErrNotFound) {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
 	} else if err != nil {
 		return fmt.Errorf("read namespace %s: %w", ns, err)

@@ -42,6 +42,8 @@ func (s *Server) toStatus(err error) *metav1.Status {
 		st = apiStatus.Status()
 	case errors.Is(err, datastore.ErrNotLeader):
 		st = apierrors.NewServiceUnavailable("the datastore has no leader or this server is not the leader; try again").ErrStatus
+	case errors.Is(err, datastore.ErrLeaderChanged):
+		st = apierrors.NewTimeoutError("the datastore leader changed while the request was in flight; it may or may not have been applied", 1).ErrStatus
 	case errors.Is(err, context.DeadlineExceeded):
 		st = apierrors.NewTimeoutError("request did not complete within the allowed duration", 1).ErrStatus
 	case errors.Is(err, datastore.ErrClosed):

@@ -49,33 +49,42 @@ func (p *kubectlProbe) start() func() {
 	return func() { cancel(); wg.Wait() }
 }
 
+// loop starts one kubectl a second against server, without waiting for
+// the one before (a call stuck in a fault does not hide the next ones).
 func (p *kubectlProbe) loop(ctx context.Context, server int) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for n := 0; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		args := []string{"--kubeconfig", p.kcfg, "--server", "https://" + p.r.c.ips[server-1] + ":6443",
-			"--request-timeout=5s"}
-		write := n%2 == 1
-		if write {
-			args = append(args, "annotate", "namespace", namespace, "--overwrite",
-				fmt.Sprintf("reliability.orch.io/kubectl-%d=%s-%d", server, p.r.name, n))
-		} else {
-			args = append(args, "get", "nodes", "-o", "name")
-		}
-		call := p.r.rec.now()
-		out, err := exec.Command(p.bin, args...).CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
-		}
-		p.mu.Lock()
-		p.runs = append(p.runs, kubectlRun{server: server, write: write, call: call, return_: p.r.rec.now(), err: err})
-		p.mu.Unlock()
+		wg.Add(1)
+		go func() { defer wg.Done(); p.once(server, n) }()
 	}
+}
+
+func (p *kubectlProbe) once(server, n int) {
+	args := []string{"--kubeconfig", p.kcfg, "--server", "https://" + p.r.c.ips[server-1] + ":6443",
+		"--request-timeout=5s"}
+	write := n%2 == 1
+	if write {
+		args = append(args, "annotate", "namespace", namespace, "--overwrite",
+			fmt.Sprintf("reliability.orch.io/kubectl-%d=%s-%d", server, p.r.name, n))
+	} else {
+		args = append(args, "get", "nodes", "-o", "name")
+	}
+	call := p.r.rec.now()
+	out, err := exec.Command(p.bin, args...).CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+	}
+	p.mu.Lock()
+	p.runs = append(p.runs, kubectlRun{server: server, write: write, call: call, return_: p.r.rec.now(), err: err})
+	p.mu.Unlock()
 }
 
 // check fails the round unless kubectl read and wrote through every server
