@@ -58,6 +58,23 @@ func bridgeByName(name string) (*netlink.Bridge, error) {
 	return br, nil
 }
 
+// pinMAC sets the bridge's MAC address to the one it has. Until a MAC is
+// set explicitly the kernel gives a bridge the lowest MAC of its ports, so
+// deleting the pod whose veth has it changes the gateway's MAC under every
+// other pod on the node: their ARP entries point nowhere until they expire
+// (~30 s without the gateway; test/multinode's DNS lookups timed out so).
+// Setting it marks the address as set; an existing bridge keeps its MAC.
+func pinMAC(br *netlink.Bridge) error {
+	mac := br.Attrs().HardwareAddr
+	if len(mac) == 0 {
+		return nil
+	}
+	if err := netlink.LinkSetHardwareAddr(br, mac); err != nil {
+		return fmt.Errorf("pin the MAC address of bridge %s: %w", br.Attrs().Name, err)
+	}
+	return nil
+}
+
 func configureBridge(log *zap.Logger, br *netlink.Bridge, gateway *net.IPNet) error {
 	name := br.Attrs().Name
 	if err := ensureOnlyAddr(log, br, gateway); err != nil {
@@ -65,6 +82,9 @@ func configureBridge(log *zap.Logger, br *netlink.Bridge, gateway *net.IPNet) er
 	}
 	if err := netlink.LinkSetUp(br); err != nil {
 		return fmt.Errorf("set bridge %s up: %w", name, err)
+	}
+	if err := pinMAC(br); err != nil {
+		return err
 	}
 	links, err := netlink.LinkList()
 	if err != nil {

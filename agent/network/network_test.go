@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"testing"
 
@@ -449,4 +450,52 @@ func checkPodMTU(st *PodNetStatus, want int) error {
 		err = fmt.Errorf("pod %s: eth0 MTU %d, want %d", st.ID, mtu, want)
 	}
 	return err
+}
+
+// The gateway's MAC must not change when a pod goes: the kernel would
+// otherwise move an unpinned bridge to its lowest remaining port MAC, and
+// every other pod would lose the gateway until its ARP entry expired.
+func TestBridgeMACStaysWhenPodsGo(t *testing.T) {
+	e := newTestEnv(t)
+	if err := e.m.EnsureHost(); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{e.newPodID(t), e.newPodID(t), e.newPodID(t)}
+	veths := map[string]string{}
+	for _, id := range ids {
+		veths[id] = e.setup(t, id).HostVeth
+	}
+	bridgeMAC := func() string {
+		l, err := netlink.LinkByName(e.cfg.BridgeName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Attrs().HardwareAddr.String()
+	}
+	before := bridgeMAC()
+	// Tear down the pod whose veth has the lowest MAC first: the one an
+	// unpinned bridge would have taken its address from.
+	sort.Slice(ids, func(i, j int) bool { return vethMAC(t, veths[ids[i]]) < vethMAC(t, veths[ids[j]]) })
+	for _, id := range ids[:2] {
+		if err := e.m.TeardownPod(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+		if got := bridgeMAC(); got != before {
+			t.Fatalf("bridge MAC changed from %s to %s when pod %s (veth %s) went", before, got, id, veths[id])
+		}
+	}
+	if err := e.m.EnsureHost(); err != nil { // idempotent, keeps the MAC
+		t.Fatal(err)
+	}
+	if got := bridgeMAC(); got != before {
+		t.Fatalf("EnsureHost changed the bridge MAC from %s to %s", before, got)
+	}
+}
+
+func vethMAC(t *testing.T, name string) string {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Attrs().HardwareAddr.String()
 }
