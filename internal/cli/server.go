@@ -60,6 +60,8 @@ func serverFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
 		&ucli.BoolFlag{Name: "secrets-encryption", EnvVars: envVars("secrets-encryption"),
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
+		&ucli.StringSliceFlag{Name: "disable", EnvVars: envVars("disable"),
+			Usage: "do not apply this manifest of <data-dir>/server/manifests (file name without extension; repeatable)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
 	}, datastoreFlags()...)
@@ -126,5 +128,6 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		Debug:                    c.Bool("debug"),
 		Snapshots:                snapshotServerConfig(c),
 		SecretsEncryption:        c.Bool("secrets-encryption"),
+		Disable:                  c.StringSlice("disable"),
 	}, nil
 }
