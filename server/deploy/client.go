@@ -233,7 +233,7 @@ func (w *EventWarner) Warn(ctx context.Context, file, reason, message string) {
 	now := metav1.NewTime(time.Now())
 	name := RecordName(file)
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: name + ".", Namespace: DefaultNamespace},
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, now.UnixNano()), Namespace: DefaultNamespace}, // as client-go's recorder names them
 		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", APIVersion: "v1", Namespace: DefaultNamespace, Name: name},
 		Reason:         reason, Message: message, Type: corev1.EventTypeWarning, Count: 1,
 		FirstTimestamp: now, LastTimestamp: now, Source: corev1.EventSource{Component: FieldManager},
