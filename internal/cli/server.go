@@ -9,7 +9,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/orch/orch/internal/logging"
 	"github.com/orch/orch/server"
 )
 
@@ -71,15 +70,18 @@ func serverCommand(ctx context.Context) *ucli.Command {
 	return &ucli.Command{
 		Name:   "server",
 		Usage:  "run the control plane: API server, datastore, scheduler and controllers",
-		Flags:  append(serverFlags(), snapshotServerFlags()...),
+		Flags:  append(append(serverFlags(), snapshotServerFlags()...), logFlags()...),
 		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
 			cfg, err := serverConfig(c)
 			if err != nil {
 				return err
 			}
-			log := logging.New(cfg.Debug)
-			defer func() { _ = log.Sync() }()
+			log, closeLog, err := openLogger(c)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
 			return server.Run(ctx, cfg, log)
 		},
 	}
