@@ -28,7 +28,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer q.ShutDown()
 	stopWatch, err := c.watch(ctx, q)
 	if err != nil {
-		return err
+		// Out of inotify instances or watches: read the directory
+		// periodically instead of not at all.
+		c.log.Warn("cannot watch manifests dir; re-reading it every 30s instead", zap.Error(err))
+		stopWatch = c.poll(ctx, q, 30*time.Second)
 	}
 	defer stopWatch()
 	q.Add(resyncKey)
@@ -111,4 +114,20 @@ func (c *Controller) watch(ctx context.Context, q workqueue.TypedInterface[strin
 		}
 	}()
 	return func() { _ = w.Close() }, nil
+}
+
+// poll queues a full pass every interval (when inotify is unavailable).
+func (c *Controller) poll(ctx context.Context, q workqueue.TypedInterface[string], interval time.Duration) func() {
+	t := time.NewTicker(interval)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				q.Add(resyncKey)
+			}
+		}
+	}()
+	return t.Stop
 }
