@@ -26,7 +26,7 @@ func manifestsLoop(cfg Config, loopback *rest.Config, client kubernetes.Interfac
 	for _, name := range cfg.Disable {
 		disabled[name] = true
 	}
-	dir := deploy.Dir{Path: ManifestsDir(cfg.DataDir), Disabled: disabled}
+	dir := deploy.Dir{Path: ManifestsDir(cfg.DataDir), Disabled: disabled, Server: nodeName(cfg)}
 	log = log.Named("deploy")
 	return controller{"manifests", func(ctx context.Context) error {
 		return deploy.New(dir, applier, deploy.NewConfigMapRecords(client), deploy.NewEventWarner(client, log), log).Run(ctx)

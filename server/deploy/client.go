@@ -122,7 +122,8 @@ func (a *ClusterApplier) Delete(ctx context.Context, ref Ref, file string) error
 }
 
 // ConfigMapRecords keeps one ConfigMap per manifest file in kube-system:
-// data.file is the file name, data.objects the JSON list of what it applied.
+// data.file is the file name, data.objects the JSON list of what it applied,
+// data.server the server whose directory it came from.
 type ConfigMapRecords struct {
 	client kubernetes.Interface
 }
@@ -154,23 +155,24 @@ func RecordName(file string) string {
 }
 
 // Get reads file's record.
-func (r *ConfigMapRecords) Get(ctx context.Context, file string) ([]Ref, bool, error) {
+func (r *ConfigMapRecords) Get(ctx context.Context, file string) (Record, bool, error) {
 	cm, err := r.client.CoreV1().ConfigMaps(DefaultNamespace).Get(ctx, RecordName(file), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, false, nil
+		return Record{}, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading record of %s: %w", file, err)
+		return Record{}, false, fmt.Errorf("reading record of %s: %w", file, err)
 	}
-	var refs []Ref
-	if err := json.Unmarshal([]byte(cm.Data["objects"]), &refs); err != nil {
-		return nil, false, fmt.Errorf("record %s of %s: %w", cm.Name, file, err)
+	rec := Record{Server: cm.Data["server"]}
+	if err := json.Unmarshal([]byte(cm.Data["objects"]), &rec.Refs); err != nil {
+		return Record{}, false, fmt.Errorf("record %s of %s: %w", cm.Name, file, err)
 	}
-	return refs, true, nil
+	return rec, true, nil
 }
 
 // Put writes file's record.
-func (r *ConfigMapRecords) Put(ctx context.Context, file string, refs []Ref) error {
+func (r *ConfigMapRecords) Put(ctx context.Context, file string, rec Record) error {
+	refs := rec.Refs
 	if refs == nil {
 		refs = []Ref{}
 	}
@@ -179,7 +181,7 @@ func (r *ConfigMapRecords) Put(ctx context.Context, file string, refs []Ref) err
 		return err
 	}
 	ac := corev1ac.ConfigMap(RecordName(file), DefaultNamespace).WithLabels(map[string]string{RecordLabel: "true"}).
-		WithData(map[string]string{"file": file, "objects": string(js)})
+		WithData(map[string]string{"file": file, "objects": string(js), "server": rec.Server})
 	_, err = r.client.CoreV1().ConfigMaps(DefaultNamespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
 		return fmt.Errorf("writing record of %s: %w", file, err)

@@ -32,10 +32,16 @@ type Applier interface {
 	Delete(ctx context.Context, ref Ref, file string) error
 }
 
+// Record is what a manifest file applied last, and from which server.
+type Record struct {
+	Server string `json:"server,omitempty"`
+	Refs   []Ref  `json:"objects"`
+}
+
 // Records stores what each manifest file applied last.
 type Records interface {
-	Get(ctx context.Context, file string) (refs []Ref, found bool, err error)
-	Put(ctx context.Context, file string, refs []Ref) error
+	Get(ctx context.Context, file string) (rec Record, found bool, err error)
+	Put(ctx context.Context, file string, rec Record) error
 	Delete(ctx context.Context, file string) error
 	List(ctx context.Context) ([]string, error)
 }
@@ -90,10 +96,18 @@ func (c *Controller) sync(ctx context.Context, file string) error {
 // documents were unreadable) or some apply failed. The record of a file that
 // is gone is deleted once everything it applied is.
 func (c *Controller) reconcile(ctx context.Context, file string, objs []*unstructured.Unstructured, partial, gone bool) error {
-	prev, found, err := c.records.Get(ctx, file)
+	rec, found, err := c.records.Get(ctx, file)
 	if err != nil || (gone && !found) {
 		return err
 	}
+	if gone && rec.Server != "" && rec.Server != c.dir.Server {
+		// HA: another server's directory holds this file; a leader that
+		// lacks it must not delete what that server applied.
+		c.log.Info("manifest absent here but applied from another server; not pruning",
+			zap.String("file", file), zap.String("server", rec.Server))
+		return nil
+	}
+	prev := rec.Refs
 	applied, aerr := c.applyAll(ctx, file, objs)
 	if aerr != nil {
 		c.warnOnce(ctx, file, "ApplyFailed", aerr.Error())
@@ -101,13 +115,17 @@ func (c *Controller) reconcile(ctx context.Context, file string, objs []*unstruc
 		c.clearWarning(file)
 	}
 	if partial || aerr != nil {
-		return errors.Join(aerr, c.records.Put(ctx, file, union(prev, applied)))
+		return errors.Join(aerr, c.put(ctx, file, union(prev, applied)))
 	}
 	kept, err := c.prune(ctx, file, prev, applied)
 	if gone && len(kept) == 0 {
 		return errors.Join(err, c.records.Delete(ctx, file))
 	}
-	return errors.Join(err, c.records.Put(ctx, file, union(applied, kept)))
+	return errors.Join(err, c.put(ctx, file, union(applied, kept)))
+}
+
+func (c *Controller) put(ctx context.Context, file string, refs []Ref) error {
+	return c.records.Put(ctx, file, Record{Server: c.dir.Server, Refs: refs})
 }
 
 // applyAll applies every object (Namespaces and CRDs first) and returns the

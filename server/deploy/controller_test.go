@@ -22,7 +22,7 @@ type harness struct {
 
 func newHarness(t *testing.T, disabled ...string) *harness {
 	h := &harness{t: t, dir: t.TempDir(), cluster: NewMemoryCluster(), records: NewMemoryRecords()}
-	d := Dir{Path: h.dir, Disabled: map[string]bool{}}
+	d := Dir{Path: h.dir, Disabled: map[string]bool{}, Server: "s1"}
 	for _, n := range disabled {
 		d.Disabled[n] = true
 	}
@@ -180,7 +180,7 @@ func TestSyncUnknownKindRetried(t *testing.T) {
 // is applied, its deletion pruned, a resync finds files deleted while down.
 func TestRunWatches(t *testing.T) {
 	h := newHarness(t)
-	h.records.Recs["gone.yaml"] = nil // a file deleted while orch was down
+	h.records.Recs["gone.yaml"] = Record{Server: "s1"} // a file deleted while orch was down
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.c.Run(ctx) }()
@@ -210,4 +210,27 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 	}
 	t.Fatalf("timed out waiting: %s", what)
+}
+
+// TestSyncAnotherServersFile: in HA, a leader whose directory lacks a file
+// another server applied leaves that file's objects alone.
+func TestSyncAnotherServersFile(t *testing.T) {
+	h := newHarness(t)
+	h.write("app.yaml", cmDoc("a"))
+	if err := h.sync("app.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	rec := h.records.Recs["app.yaml"]
+	if rec.Server != "s1" {
+		t.Fatalf("record server %q, want s1", rec.Server)
+	}
+	rec.Server = "s2"
+	h.records.Recs["app.yaml"] = rec
+	_ = os.Remove(filepath.Join(h.dir, "app.yaml"))
+	if err := h.sync("app.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.names(); got != "ConfigMap/kube-system/a" || len(h.records.Recs) != 1 {
+		t.Fatalf("pruned another server's file: objects %q records %v", got, h.records.Recs)
+	}
 }

@@ -46,10 +46,14 @@ const (
 	fileDisabled                  // .skip or --disable: leave it alone
 )
 
-// Dir is the manifests directory and the base names --disable turns off.
+// Dir is this server's manifests directory and the base names --disable
+// turns off.
 type Dir struct {
 	Path     string
 	Disabled map[string]bool
+	// Server names this server in the records: a file missing here is
+	// pruned only if this server applied it last (see reconcile).
+	Server string
 }
 
 // List returns the manifest files in the directory, sorted by name.

@@ -63,25 +63,27 @@ func (m *MemoryCluster) Delete(_ context.Context, ref Ref, file string) error {
 // MemoryRecords is an in-memory Records for tests.
 type MemoryRecords struct {
 	mu   sync.Mutex
-	Recs map[string][]Ref
+	Recs map[string]Record
 }
 
 // NewMemoryRecords returns no records.
-func NewMemoryRecords() *MemoryRecords { return &MemoryRecords{Recs: map[string][]Ref{}} }
+func NewMemoryRecords() *MemoryRecords { return &MemoryRecords{Recs: map[string]Record{}} }
 
 // Get returns a file's record.
-func (m *MemoryRecords) Get(_ context.Context, file string) ([]Ref, bool, error) {
+func (m *MemoryRecords) Get(_ context.Context, file string) (Record, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.Recs[file]
-	return append([]Ref(nil), r...), ok, nil
+	r.Refs = append([]Ref(nil), r.Refs...)
+	return r, ok, nil
 }
 
 // Put stores a file's record.
-func (m *MemoryRecords) Put(_ context.Context, file string, refs []Ref) error {
+func (m *MemoryRecords) Put(_ context.Context, file string, rec Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.Recs[file] = append([]Ref{}, refs...)
+	rec.Refs = append([]Ref{}, rec.Refs...)
+	m.Recs[file] = rec
 	return nil
 }
 
