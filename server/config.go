@@ -64,6 +64,9 @@ type Config struct {
 	Snapshots snapshots.Config
 	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
 	SecretsEncryption bool
+	// Disable (--disable) names manifests in <data-dir>/server/manifests,
+	// by file name without extension, that are not applied (server/deploy).
+	Disable []string
 }
 
 // Parsed holds the validated network settings derived from Config.

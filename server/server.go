@@ -201,6 +201,12 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		return nil, err
 	}
 	loops = append(loops, crdLoop)
+	manifests, err := manifestsLoop(cfg, loopback, loopClient, log)
+	if err != nil {
+		stopCRDs()
+		return nil, err
+	}
+	loops = append(loops, manifests)
 	stopAuthz := parts.authz.start(loopClient)
 	_, stopAPF := apf.Watch(parts.apf, loopClient)
 	stopHooks := startWebhooks(parts.hooks, loopClient)

@@ -7,7 +7,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/orch/orch/agent"
-	"github.com/orch/orch/internal/logging"
 )
 
 func agentFlags() []ucli.Flag {
@@ -61,11 +60,14 @@ func agentCommand(ctx context.Context) *ucli.Command {
 	return &ucli.Command{
 		Name:   "agent",
 		Usage:  "run a worker node: join a server and run the pods bound to this node",
-		Flags:  agentFlags(),
+		Flags:  append(agentFlags(), logFlags()...),
 		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
-			log := logging.New(c.Bool("debug"))
-			defer func() { _ = log.Sync() }()
+			log, closeLog, err := openLogger(c)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
 			return agent.Run(ctx, agentConfig(c), log)
 		},
 	}

@@ -1,33 +1,27 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 
 	ucli "github.com/urfave/cli/v2"
-	"sigs.k8s.io/yaml"
 )
 
-// applyConfigFile reads the YAML config file named by --config and sets every
-// flag that was not given on the command line or in the environment. Keys are
-// flag names; list flags take YAML lists. A missing file is fine when the
-// path is the default; a missing explicit file, an unknown key or a value of
-// the wrong type is an error naming the file and key.
+// applyConfigFile reads the YAML config file named by --config and the
+// drop-ins in <config>.d/*.yaml (merged by mergeConfig), and sets every
+// flag that was not given on the command line or in the environment. Keys
+// are flag names; list flags take YAML lists. A missing file is fine when
+// the path is the default; a missing explicit file, an unknown key or a
+// value of the wrong type is an error naming the file and key.
 func applyConfigFile(c *ucli.Context, defaultPath string) error {
 	path := c.String("config")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && !c.IsSet("config") && path == defaultPath {
-		return nil
-	}
+	sources, err := readConfigSources(path, !c.IsSet("config") && path == defaultPath)
 	if err != nil {
-		return fmt.Errorf("reading config file: %w", err)
+		return err
 	}
-	values := map[string]interface{}{}
-	if err := yaml.Unmarshal(data, &values); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+	values, err := mergeConfig(sources)
+	if err != nil {
+		return err
 	}
 	known := map[string]ucli.Flag{} // every flag of the command, set or not (c.FlagNames lists only set ones)
 	for _, f := range c.Command.Flags {
@@ -39,15 +33,16 @@ func applyConfigFile(c *ucli.Context, defaultPath string) error {
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
+		v := values[key]
 		flag, ok := known[key]
 		if !ok || key == "config" {
-			return fmt.Errorf("config file %s: unknown key %q (keys are flag names of `orch %s`)", path, key, c.Command.Name)
+			return fmt.Errorf("config file %s: unknown key %q (keys are flag names of `orch %s`)", v.file, key, c.Command.Name)
 		}
 		if c.IsSet(key) {
 			continue // command line and environment win over the file
 		}
-		if err := setFromFile(c, flag, key, values[key]); err != nil {
-			return fmt.Errorf("config file %s: key %q: %w", path, key, err)
+		if err := setFromFile(c, flag, key, v.value); err != nil {
+			return fmt.Errorf("config file %s: key %q: %w", v.file, key, err)
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/orch/orch/internal/logging"
 	"github.com/orch/orch/internal/memtune"
 )
 
@@ -19,7 +18,12 @@ func withMemtune(ctx context.Context, cmd *ucli.Command) *ucli.Command {
 	}
 	action := cmd.Action
 	cmd.Action = func(c *ucli.Context) error {
-		memtune.Start(ctx, logging.New(c.Bool("debug")), opts)
+		log, closeLog, err := openLogger(c)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
+		memtune.Start(ctx, log, opts)
 		return action(c)
 	}
 	return cmd

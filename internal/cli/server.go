@@ -9,7 +9,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/orch/orch/internal/logging"
 	"github.com/orch/orch/server"
 )
 
@@ -60,6 +59,8 @@ func serverFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "event-ttl", Value: time.Hour, EnvVars: envVars("event-ttl"), Usage: "how long Events are kept"},
 		&ucli.BoolFlag{Name: "secrets-encryption", EnvVars: envVars("secrets-encryption"),
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
+		&ucli.StringSliceFlag{Name: "disable", EnvVars: envVars("disable"),
+			Usage: "do not apply this manifest of <data-dir>/server/manifests (file name without extension; repeatable)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
 	}, datastoreFlags()...)
@@ -69,15 +70,18 @@ func serverCommand(ctx context.Context) *ucli.Command {
 	return &ucli.Command{
 		Name:   "server",
 		Usage:  "run the control plane: API server, datastore, scheduler and controllers",
-		Flags:  append(serverFlags(), snapshotServerFlags()...),
+		Flags:  append(append(serverFlags(), snapshotServerFlags()...), logFlags()...),
 		Before: func(c *ucli.Context) error { return applyConfigFile(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
 			cfg, err := serverConfig(c)
 			if err != nil {
 				return err
 			}
-			log := logging.New(cfg.Debug)
-			defer func() { _ = log.Sync() }()
+			log, closeLog, err := openLogger(c)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
 			return server.Run(ctx, cfg, log)
 		},
 	}
@@ -126,5 +130,6 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		Debug:                    c.Bool("debug"),
 		Snapshots:                snapshotServerConfig(c),
 		SecretsEncryption:        c.Bool("secrets-encryption"),
+		Disable:                  c.StringSlice("disable"),
 	}, nil
 }

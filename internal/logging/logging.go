@@ -1,5 +1,6 @@
 // Package logging builds the zap loggers orch passes to its components:
-// human-readable console output on stderr, debug level with --debug.
+// human-readable console output on stderr, debug level with --debug;
+// Open adds --log <file>, --alsologtostderr and --log-format json|text.
 package logging
 
 import (
@@ -16,10 +17,7 @@ func New(debug bool) *zap.Logger {
 	if debug {
 		level = zapcore.DebugLevel
 	}
-	enc := zap.NewDevelopmentEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	enc.EncodeLevel = zapcore.CapitalLevelEncoder
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level)
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(consoleConfig()), zapcore.Lock(os.Stderr), level)
 	opts := []zap.Option{zap.ErrorOutput(zapcore.Lock(os.Stderr))}
 	if debug {
 		opts = append(opts, zap.AddCaller())
