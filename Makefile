@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
-.PHONY: build test unit cross bench kubectl helm charts cert-manager conformance reliability clean
+.PHONY: build test unit cross release bench kubectl helm charts cert-manager conformance reliability clean
 
 build:
 	$(BUILD) -o $(OUT)/orch .
@@ -25,6 +25,14 @@ cross:
 	GOOS=linux GOARCH=amd64 $(BUILD) -o $(OUT)/orch-linux-amd64 .
 	GOOS=linux GOARCH=arm64 $(BUILD) -o $(OUT)/orch-linux-arm64 .
 	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o $(OUT)/orch-linux-arm .
+
+# release builds the release assets of docs/releases.md into $(DIST)/<version>
+# (static, stripped binaries for amd64, arm64 and armv7, sha256sum-<arch>.txt,
+# the air-gap bundles, install.sh) and points $(DIST)/channels/{stable,latest}
+# at it. VERSION=v1.2.3 overrides `git describe`.
+DIST ?= dist
+release:
+	DIST='$(DIST)' GO='$(GO)' ./scripts/release.sh
 
 bench:
 	./bench/run.sh

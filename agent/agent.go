@@ -117,7 +117,7 @@ func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (kuberne
 	}
 	rc = restconfig.PreferProtobuf(rc)
 	rc.QPS, rc.Burst = 20, 40
-	rc.UserAgent = "orch-agent/" + version.Version
+	rc.UserAgent = "orch-agent/" + version.Get().Version
 	lb, err := serverlb.Wire(rc, log)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@
 #   EXTRA_PACKAGES  more Debian packages to ensure
 set -eu
 
-PACKAGES="ca-certificates git make gcc iproute2 iptables containerd runc busybox-static procps psmisc curl docker-registry skopeo strace"
+PACKAGES="ca-certificates git make gcc iproute2 iptables containerd runc busybox-static procps psmisc curl docker-registry skopeo strace zstd"
 GO_INSTALL_DIR="${GO_INSTALL_DIR:-/usr/local/go}"
 GO_BIN_DIR="${GO_BIN_DIR:-/usr/local/bin}"
 BOOTSTRAP_GO_PKG="golang-1.19-go"

@@ -9,7 +9,8 @@
 //     with endpoints, per-host TLS and auth configs) and turns it into the
 //     resolver's RegistryHosts; plain HTTP is an http:// endpoint.
 //   - ImportDir / Watch import OCI-layout and docker-archive tarballs (*.tar,
-//     *.tar.gz, *.tgz) dropped in <data-dir>/agent/images (air-gap), at start
-//     and whenever a file is written or moved there (inotify), skipping files
-//     already imported (recorded by size, mtime and SHA-256 in a state file).
+//     *.tar.gz, *.tgz, and *.tar.zst as the release's air-gap bundles)
+//     dropped in <data-dir>/agent/images (air-gap), at start and whenever a
+//     file is written or moved there (inotify), skipping files already
+//     imported (recorded by size, mtime and SHA-256 in a state file).
 package images

@@ -2,7 +2,6 @@ package images
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	containerd "github.com/containerd/containerd/v2/client"
+	cimages "github.com/containerd/containerd/v2/core/images"
 	"go.uber.org/zap"
 )
 
@@ -34,7 +34,7 @@ func isImageTarball(name string) bool {
 	if strings.HasPrefix(name, ".") {
 		return false // temp files of writers that rename into place
 	}
-	for _, ext := range []string{".tar", ".tar.gz", ".tgz"} {
+	for _, ext := range []string{".tar", ".tar.gz", ".tgz", ".tar.zst"} {
 		if strings.HasSuffix(name, ext) {
 			return true
 		}
@@ -152,7 +152,7 @@ func fileDigest(path string) (string, error) {
 }
 
 // ImportFile imports one OCI-layout or docker-archive tarball (optionally
-// gzipped), unpacks its images and returns their names.
+// gzip- or zstd-compressed), unpacks its images and returns their names.
 func (s *Service) ImportFile(ctx context.Context, path string) ([]string, error) {
 	ctx = s.nsCtx(ctx)
 	f, err := os.Open(path)
@@ -160,17 +160,16 @@ func (s *Service) ImportFile(ctx context.Context, path string) ([]string, error)
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("import %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
+	r, closeR, err := decompress(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", path, err)
 	}
+	defer closeR()
 	imgs, err := s.client.Import(ctx, r)
+	if errors.Is(err, cimages.ErrEmptyWalk) && isEmptyLayout(path) {
+		s.log.Info("image tarball holds no image", zap.String("file", filepath.Base(path)))
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", path, err)
 	}

@@ -37,7 +37,7 @@ func HostCapacity(dataDir string) (corev1.ResourceList, error) {
 	if err := unix.Statfs(dataDir, &st); err != nil {
 		return nil, fmt.Errorf("statfs %s: %w", dataDir, err)
 	}
-	disk := int64(st.Blocks) * st.Bsize
+	disk := int64(st.Blocks) * int64(st.Bsize) // Bsize is int32 on 32-bit ARM
 	return corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(mem, resource.BinarySI),

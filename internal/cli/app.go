@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -18,7 +17,9 @@ func NewApp(ctx context.Context) *ucli.App {
 	return &ucli.App{
 		Name:    "orch",
 		Usage:   "a small Kubernetes-compatible cluster in one binary",
-		Version: version.Version,
+		Version: version.Get().Version,
+		Flags:   []ucli.Flag{versionFlag()},
+		Action:  rootAction,
 		Commands: []*ucli.Command{
 			withMemtune(ctx, serverCommand(ctx)),
 			withMemtune(ctx, agentCommand(ctx)),
@@ -32,12 +33,9 @@ func NewApp(ctx context.Context) *ucli.App {
 
 func versionCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:  "version",
-		Usage: "print the orch version",
-		Action: func(c *ucli.Context) error {
-			_, err := fmt.Fprintln(c.App.Writer, version.String())
-			return err
-		},
+		Name:   "version",
+		Usage:  "print orch's version, git commit, Kubernetes version served and Go version",
+		Action: printVersion,
 	}
 }
 

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"time"
 
@@ -33,6 +32,7 @@ var (
 const (
 	minTokenSeconds     = 600
 	defaultTokenSeconds = 3600
+	maxTokenSeconds     = 1 << 32 // int64: an int constant would not fit 32-bit ARM
 )
 
 // handleTokenRequest serves POST serviceaccounts/<name>/token (TokenRequest):
@@ -71,8 +71,8 @@ func validateTokenRequest(tr *authenticationv1.TokenRequest) error {
 	var errs field.ErrorList
 	if e := *tr.Spec.ExpirationSeconds; e < minTokenSeconds {
 		errs = append(errs, field.Invalid(p.Child("expirationSeconds"), e, "may not specify a duration less than 10 minutes"))
-	} else if e > math.MaxUint32 {
-		errs = append(errs, field.TooLong(p.Child("expirationSeconds"), e, math.MaxUint32))
+	} else if e > maxTokenSeconds {
+		errs = append(errs, field.Invalid(p.Child("expirationSeconds"), e, "may not specify a duration larger than 2^32 seconds"))
 	}
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
 		rp := p.Child("boundObjectRef")

@@ -5,13 +5,17 @@ import (
 	"runtime"
 
 	"k8s.io/apimachinery/pkg/version"
+
+	orchversion "github.com/orch/orch/internal/version"
 )
 
-// Kubernetes version orch answers when Config.Version leaves it empty.
+// Kubernetes version orch answers when Config.Version leaves it empty
+// (orch's own build identity is added by the caller: version.Kubernetes).
 const (
-	defaultGitVersion = "v1.37.1+orch"
-	defaultMajor      = "1"
-	defaultMinor      = "37"
+	defaultGitVersion = "v" + orchversion.KubernetesMajor + "." + orchversion.KubernetesMinor + "." +
+		orchversion.KubernetesPatch + "+orch"
+	defaultMajor = orchversion.KubernetesMajor
+	defaultMinor = orchversion.KubernetesMinor
 )
 
 // serveVersion answers /version with Config.Version, empty fields filled in.
