@@ -24,6 +24,10 @@ type Config struct {
 	WriteKubeconfigMode os.FileMode
 	Token               string
 	TokenFile           string // --token-file: read Token from here
+	// AgentToken (--agent-token, or read from AgentTokenFile) joins agents
+	// but not servers; "" = agents use the server token or bootstrap tokens.
+	AgentToken     string
+	AgentTokenFile string
 	// ClusterInit is k3s's flag for the first server of an HA cluster. Every
 	// orch server bootstraps a Raft cluster that others can join, so it only
 	// documents intent; it conflicts with JoinServer.
@@ -110,6 +114,9 @@ func (c *Config) Parse() (*Parsed, error) {
 		return nil, fmt.Errorf("--eviction-hard: %w", err)
 	}
 	if err := c.checkJoin(); err != nil {
+		return nil, err
+	}
+	if err := c.readAgentToken(); err != nil {
 		return nil, err
 	}
 	if c.WriteKubeconfigMode&^0o777 != 0 {

@@ -102,7 +102,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	loops = append(loops, availability)
-	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, d.raft)})
+	joinCfg, err := agentJoinTokens(cfg, dir, bundle, token, inproc.client, log,
+		join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, d.raft)})
+	if err != nil {
+		return err
+	}
+	joinHandler, err := join.New(joinCfg)
 	if err != nil {
 		return err
 	}
