@@ -31,8 +31,8 @@ import (
 	"github.com/orch/orch/server/controllers/servicecidr"
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
-	"github.com/orch/orch/server/controllers/tokencleaner"
 	"github.com/orch/orch/server/controllers/storageversionmigration"
+	"github.com/orch/orch/server/controllers/tokencleaner"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
 )
 
