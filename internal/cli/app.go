@@ -25,6 +25,7 @@ func NewApp(ctx context.Context) *ucli.App {
 			secretsEncryptCommand(ctx),
 			versionCommand(),
 			etcdSnapshotCommand(),
+			tokenCommand(ctx),
 		},
 		HideVersion: true,
 	}
