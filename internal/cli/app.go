@@ -26,6 +26,7 @@ func NewApp(ctx context.Context) *ucli.App {
 			versionCommand(),
 			etcdSnapshotCommand(),
 			tokenCommand(ctx),
+			certificateCommand(),
 		},
 		HideVersion: true,
 	}
