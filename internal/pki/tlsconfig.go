@@ -21,7 +21,8 @@ var ErrNotPeer = errors.New("certificate is not an orch peer certificate")
 // which certificate to send.
 func (b *Bundle) ServerTLSConfig() *tls.Config {
 	return &tls.Config{
-		MinVersion:     tls.VersionTLS12,
+		MinVersion: tls.VersionTLS12,
+		// Certificates stays empty so every handshake asks GetCertificate.
 		GetCertificate: b.leaves.serverCert(LeafServing),
 		ClientAuth:     tls.RequestClientCert,
 		ClientCAs:      b.CAPool(),

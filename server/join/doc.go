@@ -22,6 +22,10 @@
 // the authentication usage at each request) join agents only and get 403
 // there.
 //
+// A node renews its certificates with no token at all: it POSTs to
+// /v1-orch/node-certificate presenting its current client certificate
+// system:node:<name> and gets new ones for that node only (renewal.go).
+//
 // The handler is mounted in front of the Kubernetes authentication chain
 // (Handler.Wrap). Wrong secrets get 401 with a metav1.Status body and are
 // rate limited per client IP and globally; secrets are never logged.

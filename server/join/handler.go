@@ -1,6 +1,7 @@
 package join
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,6 +66,8 @@ type Handler struct {
 	agentSecret string
 	tokens      SecretGetter
 	clock       func() time.Time
+	// caPool verifies the client certificates of renewing nodes.
+	caPool *x509.CertPool
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -83,7 +86,7 @@ func New(cfg Config) (*Handler, error) {
 		log = zap.NewNop()
 	}
 	h := &Handler{ca: cfg.CA, secret: secret, log: log.Named("join"), limiter: newFailureLimiter(cfg.Limits),
-		bootstrap: cfg.ServerBootstrap, tokens: cfg.BootstrapTokens, clock: cfg.Now}
+		bootstrap: cfg.ServerBootstrap, tokens: cfg.BootstrapTokens, clock: cfg.Now, caPool: caPoolOf(cfg.CA.CAPEM())}
 	if cfg.AgentToken != "" {
 		if _, h.agentSecret, err = pki.ParseToken(cfg.AgentToken); err != nil {
 			return nil, fmt.Errorf("join: agent token: %w", err)
@@ -140,11 +143,19 @@ func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 		httpstatus.WriteStatus(w, methodNotAllowed(r, "POST"))
 		return
 	}
-	if _, ok := h.authorized(w, r); !ok {
+	node, renewing, err := h.renewingNode(r)
+	if err != nil {
+		h.limiter.failed(clientIP(r))
+		httpstatus.WriteStatus(w, apierrors.NewUnauthorized(err.Error()))
 		return
 	}
+	if !renewing {
+		if _, ok := h.authorized(w, r); !ok {
+			return
+		}
+	}
 	ip := clientIP(r)
-	resp, err := h.issue(r, w)
+	resp, err := h.issue(r, w, node)
 	if err != nil {
 		h.log.Info("node certificate request refused", zap.String("client", ip), zap.Error(err))
 		httpstatus.WriteStatus(w, err)
@@ -189,7 +200,8 @@ func (h *Handler) checkSecret(r *http.Request) (role, error) {
 }
 
 // issue decodes and validates the request and signs the CSR.
-func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificateResponse, error) {
+// A renewing node (renewNode != "") may only ask for itself.
+func (h *Handler) issue(r *http.Request, w http.ResponseWriter, renewNode string) (*NodeCertificateResponse, error) {
 	var req NodeCertificateRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
@@ -200,6 +212,10 @@ func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificat
 	}
 	if errs := validation.IsDNS1123Subdomain(req.NodeName); len(errs) > 0 {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("nodeName %q is not a valid node name: %s", req.NodeName, strings.Join(errs, "; ")))
+	}
+	if renewNode != "" && req.NodeName != renewNode {
+		return nil, apierrors.NewForbidden(schemaGR, NodeCertificatePath,
+			fmt.Errorf("node %q may renew only its own certificates, not those of %q", renewNode, req.NodeName))
 	}
 	ips, err := parseNodeIPs(req)
 	if err != nil {
