@@ -114,7 +114,7 @@ func JoinWithOptions(ctx context.Context, o Options) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	creds, err := requestCertificate(ctx, o, caPEM, secret)
+	creds, err := requestCertificate(ctx, o, caPEM, secret, nil)
 	if err != nil {
 		return nil, err
 	}
