@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,4 +50,13 @@ func agentJoinTokens(cfg Config, dir string, bundle *pki.Bundle, serverToken str
 	jc.AgentToken = agentToken
 	jc.BootstrapTokens = client.CoreV1().Secrets(metav1.NamespaceSystem)
 	return jc, nil
+}
+
+// statusText is the message of a metav1.Status body, else the body.
+func statusText(body []byte) string {
+	var st metav1.Status
+	if err := json.Unmarshal(body, &st); err == nil && st.Message != "" {
+		return st.Message
+	}
+	return string(bytes.TrimSpace(body))
 }

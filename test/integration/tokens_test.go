@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,8 @@ func TestBootstrapTokens(t *testing.T) {
 	serverBootstrap(t, url, caPEM, strings.TrimSpace(string(serverTok)), 200, "")
 	serverBootstrap(t, url, caPEM, full, 403, "may only join agents")
 	serverBootstrap(t, url, caPEM, agentTok, 403, "may only join agents")
+
+	serverJoinRefused(t, url, full)
 
 	if out := cli("delete", tok.ID); !strings.Contains(out, tok.ID) {
 		t.Fatalf("token delete printed %q", out)
@@ -125,4 +129,24 @@ func serverBootstrap(t *testing.T, url string, caPEM []byte, token string, code 
 	if resp.StatusCode != code || (code != 200 && !strings.Contains(st.Message, msg)) {
 		t.Fatalf("server-bootstrap: %d %q, want %d mentioning %q", resp.StatusCode, st.Message, code, msg)
 	}
+}
+
+// serverJoinRefused runs `orch server --server url --token token`, which
+// must stop at once with the 403's message.
+func serverJoinRefused(t *testing.T, url, token string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "config.yaml")
+	must(t, os.WriteFile(cfgFile, nil, 0o600), "write config")
+	ports := testutil.FreePorts(t, 2)
+	cmd := exec.CommandContext(ctxT(t), testutil.Binary(t), "server", "--config", cfgFile, "--data-dir", filepath.Join(dir, "data"),
+		"--https-listen-port", strconv.Itoa(ports[0]), "--raft-port", strconv.Itoa(ports[1]), "--bind-address", "127.0.0.1",
+		"--advertise-address", "127.0.0.1", "--write-kubeconfig", filepath.Join(dir, "kubeconfig.yaml"), "--disable-agent",
+		"--server", url, "--token", token)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "may only join agents") {
+		t.Fatalf("orch server --server with a bootstrap token: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	t.Logf("orch server --server with a bootstrap token: %s", lines[len(lines)-1])
 }
