@@ -14,7 +14,7 @@ import (
 // handshake; a renewed admin certificate is written into the admin
 // kubeconfig again.
 func keepCertsRenewed(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bundle, log *zap.Logger) {
-	bundle.KeepRenewed(ctx, pki.DefaultRenewCheck, func(names []string) {
+	bundle.KeepRenewed(ctx, cfg.CertRenewCheck, func(names []string) {
 		log.Info("renewed certificates without a restart", zap.Strings("certificates", names))
 		if err := writeKubeconfig(cfg, p, bundle); err != nil {
 			log.Error("writing the admin kubeconfig with the renewed certificate", zap.Error(err))

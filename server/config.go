@@ -68,6 +68,11 @@ type Config struct {
 	Snapshots snapshots.Config
 	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
 	SecretsEncryption bool
+	// CertRenewCheck is how often the leaf certificates are checked for
+	// renewal (0 = every 12 h) and LeafValidity their lifetime (0 = one
+	// year): hidden flags, seams for tests of renewal.
+	CertRenewCheck time.Duration
+	LeafValidity   time.Duration
 }
 
 // Parsed holds the validated network settings derived from Config.

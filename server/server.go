@@ -148,7 +148,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bundle, string, error) {
 	bundle, err := pki.LoadOrCreate(filepath.Join(dir, "tls"), pki.Options{
 		AdvertiseAddress: p.Advertise.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
-		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"),
+		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"), LeafValidity: cfg.LeafValidity,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("loading cluster certificates: %w", err)

@@ -64,6 +64,8 @@ func serverFlags() []ucli.Flag {
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
+		&ucli.DurationFlag{Name: "cert-renew-check", Hidden: true, Usage: "how often leaf certificates are checked for renewal (tests; default 12h)"},
+		&ucli.DurationFlag{Name: "leaf-cert-validity", Hidden: true, Usage: "lifetime of issued leaf certificates (tests; default one year)"},
 	}, datastoreFlags()...)
 }
 
@@ -130,5 +132,7 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		Debug:                    c.Bool("debug"),
 		Snapshots:                snapshotServerConfig(c),
 		SecretsEncryption:        c.Bool("secrets-encryption"),
+		CertRenewCheck:           c.Duration("cert-renew-check"),
+		LeafValidity:             c.Duration("leaf-cert-validity"),
 	}, nil
 }
