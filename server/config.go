@@ -28,6 +28,11 @@ type Config struct {
 	// but not servers; "" = agents use the server token or bootstrap tokens.
 	AgentToken     string
 	AgentTokenFile string
+	// CertRenewCheck is how often the leaf certificates are checked for
+	// renewal (0 = every 12 h) and LeafValidity their lifetime (0 = one
+	// year): hidden flags, seams for tests of renewal.
+	CertRenewCheck time.Duration
+	LeafValidity   time.Duration
 	// ClusterInit is k3s's flag for the first server of an HA cluster. Every
 	// orch server bootstraps a Raft cluster that others can join, so it only
 	// documents intent; it conflicts with JoinServer.
@@ -68,11 +73,6 @@ type Config struct {
 	Snapshots snapshots.Config
 	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
 	SecretsEncryption bool
-	// CertRenewCheck is how often the leaf certificates are checked for
-	// renewal (0 = every 12 h) and LeafValidity their lifetime (0 = one
-	// year): hidden flags, seams for tests of renewal.
-	CertRenewCheck time.Duration
-	LeafValidity   time.Duration
 }
 
 // Parsed holds the validated network settings derived from Config.

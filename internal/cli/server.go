@@ -56,6 +56,8 @@ func serverFlags() []ucli.Flag {
 		s("container-runtime-endpoint", "", "containerd socket of this server's agent (default: a managed containerd)"),
 		s("private-registry", "/etc/orch/registries.yaml", "registries.yaml of this server's agent (k3s format)"),
 		i("raft-port", 6444, "port of the datastore's Raft transport (mutual TLS)"),
+		&ucli.DurationFlag{Name: "cert-renew-check", Hidden: true, Usage: "how often leaf certificates are checked for renewal (tests; default 12h)"},
+		&ucli.DurationFlag{Name: "leaf-cert-validity", Hidden: true, Usage: "lifetime of issued leaf certificates (tests; default one year)"},
 		i("default-watch-cache-size", 1000, "events kept for watch resume; older resourceVersions get 410 Gone"),
 		&ucli.DurationFlag{Name: "node-monitor-grace-period", Value: 40 * time.Second, EnvVars: envVars("node-monitor-grace-period"),
 			Usage: "how long a node's Lease may go unrenewed before the node is Ready=Unknown and its pods are evicted"},
@@ -64,8 +66,6 @@ func serverFlags() []ucli.Flag {
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
-		&ucli.DurationFlag{Name: "cert-renew-check", Hidden: true, Usage: "how often leaf certificates are checked for renewal (tests; default 12h)"},
-		&ucli.DurationFlag{Name: "leaf-cert-validity", Hidden: true, Usage: "lifetime of issued leaf certificates (tests; default one year)"},
 	}, datastoreFlags()...)
 }
 
@@ -129,10 +129,10 @@ func serverConfig(c *ucli.Context) (server.Config, error) {
 		EventTTL:                 c.Duration("event-ttl"),
 		NodeMonitorGracePeriod:   c.Duration("node-monitor-grace-period"),
 		PprofAddress:             c.String("pprof-address"),
+		CertRenewCheck:           c.Duration("cert-renew-check"),
+		LeafValidity:             c.Duration("leaf-cert-validity"),
 		Debug:                    c.Bool("debug"),
 		Snapshots:                snapshotServerConfig(c),
 		SecretsEncryption:        c.Bool("secrets-encryption"),
-		CertRenewCheck:           c.Duration("cert-renew-check"),
-		LeafValidity:             c.Duration("leaf-cert-validity"),
 	}, nil
 }
