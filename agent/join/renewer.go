@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/orch/orch/internal/pki"
 )
 
 // Renewal of a running node's certificates, like the server's
@@ -32,7 +35,7 @@ func dueForRenewal(c *Credentials, now time.Time, window time.Duration) bool {
 
 // Renew asks o.ServerURL for new certificates for creds's node, presenting
 // creds's client certificate, and stores them in o.Dir. o needs ServerURL,
-// NodeName and Dir; the node IPs stay those of creds.
+// NodeName and Dir; without o.NodeIPs the node IPs stay those of creds.
 func Renew(ctx context.Context, o Options, creds *Credentials) (*Credentials, error) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -44,7 +47,9 @@ func Renew(ctx context.Context, o Options, creds *Credentials) (*Credentials, er
 	if err != nil {
 		return nil, fmt.Errorf("join: the current node certificate: %w", err)
 	}
-	o.NodeIPs = creds.NodeIPs
+	if len(o.NodeIPs) == 0 {
+		o.NodeIPs = creds.NodeIPs
+	}
 	next, err := requestCertificate(ctx, o, creds.CAPEM, "", &current)
 	if err != nil {
 		return nil, err
@@ -132,4 +137,28 @@ func ServingCertificateFrom(certPath, keyPath string) func(*tls.ClientHelloInfo)
 		cur, seen = &pair, fi.ModTime()
 		return cur, nil
 	}
+}
+
+// renewable returns the stored credentials when they can still
+// authenticate a renewal (complete, of the pinned CA, for the node, valid
+// now) though JoinWithOptions will not reuse them as they are (close to
+// expiry, other node IPs); nil otherwise.
+func renewable(o Options, pinnedHash string) *Credentials {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(o.Dir, name))
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	c := &Credentials{NodeName: o.NodeName, Server: o.ServerURL, CAPEM: read(CAFile), CertPEM: read(CertFile), KeyPEM: read(KeyFile)}
+	if c.CAPEM == nil || c.CertPEM == nil || c.KeyPEM == nil || (pinnedHash != "" && pki.CAHash(c.CAPEM) != pinnedHash) {
+		return nil
+	}
+	cert, err := checkCredentials(c, o.NodeName, o.Now())
+	if err != nil {
+		return nil
+	}
+	c.NotAfter = cert.NotAfter
+	return c
 }

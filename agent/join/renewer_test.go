@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/orch/orch/internal/pki"
 )
 
 func TestDueForRenewal(t *testing.T) {
@@ -87,5 +90,33 @@ func TestRenewWhileRunning(t *testing.T) {
 	}
 	if got := whoami(t, e, reloaded.KubeconfigPath); got != "system:node:node-1 system:nodes,system:authenticated" {
 		t.Errorf("renewed certificate authenticates as %q", got)
+	}
+}
+
+// TestRenewAtStartWithoutToken: credentials close to expiry at start are
+// renewed with the node certificate, so a token that no longer works (an
+// expired bootstrap token) does not keep the agent from starting.
+func TestRenewAtStartWithoutToken(t *testing.T) {
+	e := newJoinEnv(t)
+	dir := filepath.Join(t.TempDir(), "agent")
+	creds, err := Join(ctxT(t), e.srv.URL, e.token, "node-1", dir, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := pki.FormatToken(pki.CAHash(e.bundle.CAPEM()), "no-longer-valid")
+	renewed, err := JoinWithOptions(ctxT(t), Options{ServerURL: e.srv.URL, Token: stale, NodeName: "node-1", Dir: dir,
+		Logger: zaptest.NewLogger(t), RenewBefore: 400 * 24 * time.Hour})
+	if err != nil {
+		t.Fatalf("renewal at start with a stale token: %v", err)
+	}
+	if renewed.Reused || string(renewed.CertPEM) == string(creds.CertPEM) {
+		t.Fatal("the credentials were not renewed")
+	}
+	if got := whoami(t, e, renewed.KubeconfigPath); got != "system:node:node-1 system:nodes,system:authenticated" {
+		t.Errorf("renewed certificate authenticates as %q", got)
+	}
+	if _, err := JoinWithOptions(ctxT(t), Options{ServerURL: e.srv.URL, Token: stale, NodeName: "node-2", Dir: dir,
+		Logger: zaptest.NewLogger(t)}); !errors.Is(err, ErrRejected) {
+		t.Fatalf("another node name with node-1's certificate and a stale token: %v, want a refusal", err)
 	}
 }
