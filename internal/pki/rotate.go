@@ -128,3 +128,34 @@ func rotateLeaf(dir, name string, now time.Time, log *zap.Logger) (Rotated, erro
 	log.Info("rotated certificate", zap.String("name", name), zap.Time("notAfter", kp.cert.NotAfter))
 	return Rotated{Name: name, Path: certPath, NotAfter: kp.cert.NotAfter}, nil
 }
+
+// Expiries reads the CA and the leaf certificates in tlsDir (what `orch
+// certificate check` prints); a missing leaf is skipped.
+func Expiries(tlsDir string) ([]Rotated, error) {
+	files := [][2]string{{".", "ca"}, {".", LeafServing}, {".", LeafPeer}, {".", LeafAdmin},
+		{FrontProxyDir, "ca"}, {FrontProxyDir, FrontProxyClientName}}
+	var out []Rotated
+	for _, f := range files {
+		path := filepath.Join(tlsDir, f[0], f[1]+".crt")
+		b, err := readOptional(path)
+		if err != nil {
+			return out, err
+		}
+		if b == nil {
+			continue
+		}
+		c, err := parseCertPEM(b)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		name := f[1]
+		if f[0] == FrontProxyDir && name == "ca" {
+			name = "front-proxy-ca"
+		}
+		out = append(out, Rotated{Name: name, Path: path, NotAfter: c.NotAfter})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no certificates in %s (is it a server's <data-dir>/server/tls?)", tlsDir)
+	}
+	return out, nil
+}

@@ -37,6 +37,13 @@ func TestRotate(t *testing.T) {
 	if _, err := Rotate(dir, []string{"kube-proxy"}, time.Now(), nil); !errors.Is(err, ErrUnknownService) {
 		t.Fatalf("unknown service: %v", err)
 	}
+	exp, err := Expiries(dir)
+	if err != nil || len(exp) != 6 || exp[1].Name != LeafServing || !exp[1].NotAfter.Equal(all[0].NotAfter) {
+		t.Fatalf("Expiries: %+v %v", exp, err)
+	}
+	if _, err := Expiries(t.TempDir()); err == nil {
+		t.Fatal("Expiries of an empty dir succeeded")
+	}
 	if _, err := Rotate(t.TempDir(), nil, time.Now(), nil); !errors.Is(err, ErrCAIncomplete) {
 		t.Fatalf("empty dir: %v", err)
 	}

@@ -37,6 +37,10 @@ func TestCertificateRotate(t *testing.T) {
 			t.Errorf("rotate did not report %s:\n%s", name, out)
 		}
 	}
+	if check := orchCLI(t, "certificate", "check", "--data-dir", s.DataDir); !strings.Contains(check, "front-proxy-client") ||
+		!strings.Contains(check, "serving") {
+		t.Errorf("certificate check:\n%s", check)
+	}
 	onDisk := fileSerial(t, filepath.Join(tlsDir, "serving.crt"))
 	if onDisk == before {
 		t.Fatal("serving.crt was not rotated")
