@@ -75,7 +75,8 @@ func TestRenewWhileRunning(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); loop.run(ctx) }()
-	defer func() { cancel(); wg.Wait() }()
+	stop := func() { cancel(); wg.Wait() }
+	defer stop()
 	deadline := time.Now().Add(20 * time.Second)
 	for served() == first {
 		if time.Now().After(deadline) {
@@ -83,6 +84,7 @@ func TestRenewWhileRunning(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	stop() // the loop renews every 10ms with this clock; let the files settle
 	reloaded, err := JoinWithOptions(ctxT(t), Options{ServerURL: e.srv.URL, Token: e.token, NodeName: "node-1", Dir: dir,
 		Logger: zaptest.NewLogger(t), NodeIPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	if err != nil || !reloaded.Reused || string(reloaded.CertPEM) == string(creds.CertPEM) {
