@@ -61,6 +61,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	go join.KeepRenewed(ctx, join.Options{ServerURL: cfg.ServerURL, NodeName: cfg.NodeName, Dir: agentDir, Logger: log.Named("join")}, creds)
 	client, err := clientFor(ctx, creds.KubeconfigPath, log)
 	if err != nil {
 		return err
@@ -116,6 +117,11 @@ func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (kuberne
 		return nil, fmt.Errorf("loading node kubeconfig: %w", err)
 	}
 	rc = restconfig.PreferProtobuf(rc)
+	// The client certificate from files, which client-go reloads when a
+	// renewal (join.KeepRenewed) replaces them.
+	rc.TLSClientConfig.CertData, rc.TLSClientConfig.KeyData = nil, nil
+	rc.TLSClientConfig.CertFile = filepath.Join(filepath.Dir(kubeconfig), join.CertFile)
+	rc.TLSClientConfig.KeyFile = filepath.Join(filepath.Dir(kubeconfig), join.KeyFile)
 	rc.QPS, rc.Burst = 20, 40
 	rc.UserAgent = "orch-agent/" + version.Get().Version
 	lb, err := serverlb.Wire(rc, log)

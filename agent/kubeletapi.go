@@ -61,8 +61,7 @@ type kubeletAPIExtras struct {
 
 func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runtime.Interface, k *kubelet.Kubelet,
 	x kubeletAPIExtras) (*kubeletapi.Server, error) {
-	cert, err := creds.ServingTLS()
-	if err != nil {
+	if _, err := creds.ServingTLS(); err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
@@ -71,7 +70,7 @@ func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runt
 	}
 	return kubeletapi.New(log, kubeletapi.Config{
 		Runtime: rt, LogDir: runtime.DefaultLogDir(cfg.DataDir),
-		ServerTLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ServerTLS: &tls.Config{GetCertificate: join.ServingCertificateFrom(creds.ServingCertPath, creds.ServingKeyPath), MinVersion: tls.VersionTLS12},
 		ClientCA:  pool,
 		AllowedClient: func(c *x509.Certificate) bool {
 			return c.Subject.CommonName == APIServerKubeletClientCN

@@ -23,7 +23,7 @@ func newAggregationProxy(bundle *pki.Bundle, log *zap.Logger) (*aggregator.Proxy
 	if err != nil {
 		return nil, fmt.Errorf("front-proxy client certificate: %w", err)
 	}
-	return &aggregator.Proxy{ClientCert: cert, Log: log.Named("aggregator")}, nil
+	return &aggregator.Proxy{ClientCert: cert, GetClientCert: bundle.FrontProxyClientCertificate(), Log: log.Named("aggregator")}, nil
 }
 
 // attachResolver resolves APIService Services through EndpointSlices read

@@ -24,6 +24,15 @@ type Config struct {
 	WriteKubeconfigMode os.FileMode
 	Token               string
 	TokenFile           string // --token-file: read Token from here
+	// AgentToken (--agent-token, or read from AgentTokenFile) joins agents
+	// but not servers; "" = agents use the server token or bootstrap tokens.
+	AgentToken     string
+	AgentTokenFile string
+	// CertRenewCheck is how often the leaf certificates are checked for
+	// renewal (0 = every 12 h) and LeafValidity their lifetime (0 = one
+	// year): hidden flags, seams for tests of renewal.
+	CertRenewCheck time.Duration
+	LeafValidity   time.Duration
 	// ClusterInit is k3s's flag for the first server of an HA cluster. Every
 	// orch server bootstraps a Raft cluster that others can join, so it only
 	// documents intent; it conflicts with JoinServer.
@@ -113,6 +122,9 @@ func (c *Config) Parse() (*Parsed, error) {
 		return nil, fmt.Errorf("--eviction-hard: %w", err)
 	}
 	if err := c.checkJoin(); err != nil {
+		return nil, err
+	}
+	if err := c.readAgentToken(); err != nil {
 		return nil, err
 	}
 	if c.WriteKubeconfigMode&^0o777 != 0 {

@@ -32,6 +32,7 @@ import (
 	"github.com/orch/orch/server/controllers/servicelb"
 	"github.com/orch/orch/server/controllers/statefulset"
 	"github.com/orch/orch/server/controllers/storageversionmigration"
+	"github.com/orch/orch/server/controllers/tokencleaner"
 	"github.com/orch/orch/server/controllers/ttlafterfinished"
 )
 
@@ -86,6 +87,7 @@ func sharedControllers() []sharedController {
 		{"service-cidr", func(kc *kit.Context) (runner, error) { return servicecidr.New(kc) }},
 		{"ipaddresses", func(kc *kit.Context) (runner, error) { return servicecidr.NewIPAddresses(kc) }},
 		{"storage-version-migrator", func(kc *kit.Context) (runner, error) { return storageversionmigration.New(kc) }},
+		{"tokencleaner", func(kc *kit.Context) (runner, error) { return tokencleaner.New(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

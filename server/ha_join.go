@@ -121,7 +121,7 @@ func fetchServerBootstrap(ctx context.Context, serverURL, token string) (*join.S
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fmt.Errorf("%w: %s", agentjoin.ErrRejected, bytes.TrimSpace(body))
+		return nil, fmt.Errorf("%w (%s): %s", agentjoin.ErrRejected, resp.Status, statusText(body))
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("%s answered %s: %s", serverURL, resp.Status, bytes.TrimSpace(body))
 	}

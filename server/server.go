@@ -102,7 +102,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	loops = append(loops, availability)
-	joinHandler, err := join.New(join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, d.raft)})
+	joinCfg, err := agentJoinTokens(cfg, dir, bundle, token, inproc.client, log,
+		join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, d.raft)})
+	if err != nil {
+		return err
+	}
+	joinHandler, err := join.New(joinCfg)
 	if err != nil {
 		return err
 	}
@@ -118,6 +123,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 
 	go awaitBootstrapped(ctx, bootstrapped(api, d.store), ready)
+	go keepCertsRenewed(ctx, cfg, p, bundle, log)
 	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: id, address: p.Advertise,
 		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, clusteredRaft(d.raft), log)
 	go runWhileLeader(ctx, d.store, log, func(lctx context.Context) {
@@ -142,7 +148,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bundle, string, error) {
 	bundle, err := pki.LoadOrCreate(filepath.Join(dir, "tls"), pki.Options{
 		AdvertiseAddress: p.Advertise.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
-		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"),
+		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"), LeafValidity: cfg.LeafValidity,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("loading cluster certificates: %w", err)
@@ -334,17 +340,13 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store b
 
 // kubeletClientTLS is how the API server reaches node agents for logs, exec
 // and port-forward: a client certificate system:apiserver-kubelet-client
-// (issued at each start) and the cluster CA for the agents' serving certs.
+// (issued at each start, renewed in memory 90 days before expiry) and the cluster CA for the agents' serving certs.
 func kubeletClientTLS(bundle *pki.Bundle) (*tls.Config, error) {
-	certPEM, keyPEM, err := bundle.IssueClientCert("system:apiserver-kubelet-client", []string{"system:masters"})
+	cert, err := bundle.RenewingClientCert("system:apiserver-kubelet-client", []string{"system:masters"})
 	if err != nil {
 		return nil, fmt.Errorf("issuing the kubelet client certificate: %w", err)
 	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("kubelet client certificate: %w", err)
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), Certificates: []tls.Certificate{cert}}, nil
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: bundle.CAPool(), GetClientCertificate: cert}, nil
 }
 
 func readiness(store backend, ready *readyState, parts *parts) func() error {

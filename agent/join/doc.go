@@ -7,4 +7,10 @@
 // serving.key: ServerAuth, SANs <node name> and Options.NodeIPs), which is
 // replaced by a new join when missing, expiring or when the IPs change.
 // Nothing secret is sent before the server's CA matched the token.
+//
+// Certificates are renewed without the token (renewer.go): at start,
+// stored credentials that are still valid but close to expiry are renewed
+// by presenting the node certificate, and KeepRenewed does the same every
+// 12 hours for certificates within 90 days of expiry while the agent runs;
+// ServingCertificateFrom serves the renewed serving certificate.
 package join

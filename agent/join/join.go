@@ -110,11 +110,20 @@ func JoinWithOptions(ctx context.Context, o Options) (*Credentials, error) {
 	} else if reason != "" {
 		log.Info("joining the cluster", zap.String("server", o.ServerURL), zap.String("node", o.NodeName), zap.String("reason", reason))
 	}
+	if stored := renewable(o, pinnedHash); stored != nil {
+		creds, err := Renew(ctx, o, stored)
+		if err == nil {
+			log.Info("renewed the node credentials with the node certificate", zap.String("node", o.NodeName),
+				zap.Time("notAfter", creds.NotAfter))
+			return creds, nil
+		}
+		log.Info("renewing with the node certificate failed; joining with the token", zap.Error(err))
+	}
 	caPEM, err := pinnedCA(ctx, o, pinnedHash)
 	if err != nil {
 		return nil, err
 	}
-	creds, err := requestCertificate(ctx, o, caPEM, secret)
+	creds, err := requestCertificate(ctx, o, caPEM, secret, nil)
 	if err != nil {
 		return nil, err
 	}

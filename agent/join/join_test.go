@@ -65,6 +65,7 @@ func newJoinEnv(t *testing.T) *joinEnv {
 	e.srv = httptest.NewUnstartedServer(counted)
 	e.srv.TLS = b.ServerTLSConfig()
 	e.srv.StartTLS()
+	e.srv.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's
 	t.Cleanup(e.srv.Close)
 	return e
 }

@@ -48,8 +48,9 @@ func fetchCACerts(ctx context.Context, serverURL string) ([]byte, error) {
 }
 
 // requestCertificate makes a key and CSR and asks the server, over TLS
-// verified with caPEM, to sign it.
-func requestCertificate(ctx context.Context, o Options, caPEM []byte, secret string) (*Credentials, error) {
+// verified with caPEM, to sign it. It authenticates with the token secret,
+// or with the node's current client certificate when secret is "" (renewal).
+func requestCertificate(ctx context.Context, o Options, caPEM []byte, secret string, current *tls.Certificate) (*Credentials, error) {
 	pool, err := caPool(caPEM)
 	if err != nil {
 		return nil, err
@@ -64,14 +65,20 @@ func requestCertificate(ctx context.Context, o Options, caPEM []byte, secret str
 	}
 	body, _ := json.Marshal(serverjoin.NodeCertificateRequest{NodeName: o.NodeName, CSRPEM: string(csrPEM),
 		ServingCSRPEM: string(servingCSRPEM), NodeIPs: ipStrings(o.NodeIPs)})
-	c := httpClient(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
+	tlsCfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if current != nil {
+		tlsCfg.Certificates = []tls.Certificate{*current}
+	}
+	c := httpClient(&http.Transport{TLSClientConfig: tlsCfg})
 	defer c.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.ServerURL+serverjoin.NodeCertificatePath, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+secret)
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("join: requesting a node certificate: %w", err)

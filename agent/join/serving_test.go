@@ -160,6 +160,7 @@ func TestJoinOldServer(t *testing.T) {
 	}))
 	old.TLS = e.bundle.ServerTLSConfig()
 	old.StartTLS()
+	old.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's
 	defer old.Close()
 	_, err := Join(ctxT(t), old.URL, e.token, "node-1", t.TempDir(), zaptest.NewLogger(t))
 	if !errors.Is(err, ErrNoServingCertificate) {

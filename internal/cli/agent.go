@@ -23,7 +23,7 @@ func agentFlags() []ucli.Flag {
 	return []ucli.Flag{
 		configFlag(), debugFlag(),
 		join,
-		s("token", "", "join token (K10<ca hash>::server:<secret>)", "t"),
+		s("token", "", "join token (K10<ca hash>::server:<secret>, the agent token K10...::node:<secret> or a bootstrap token K10...::<id>.<secret>)", "t"),
 		s("token-file", "", "file holding the join token"),
 		s("data-dir", "/var/lib/orch", "folder for state", "d"),
 		s("node-name", "", "node name (default: hostname)"),

@@ -26,6 +26,8 @@ func NewApp(ctx context.Context) *ucli.App {
 			secretsEncryptCommand(ctx),
 			versionCommand(),
 			etcdSnapshotCommand(),
+			tokenCommand(ctx),
+			certificateCommand(),
 		},
 		HideVersion: true,
 	}

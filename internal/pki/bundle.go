@@ -42,15 +42,16 @@ var ErrCAIncomplete = errors.New("cluster CA is incomplete")
 
 // Bundle is the loaded TLS material of one server.
 type Bundle struct {
-	dir     string
-	now     func() time.Time
-	ca      *keyPair
-	pool    *x509.CertPool
-	serving *keyPair
-	peer    *keyPair
-	admin   *keyPair
-	front   *frontProxy
-	sans    SANs
+	dir  string
+	now  func() time.Time
+	ca   *keyPair
+	pool *x509.CertPool
+	// leaves are the serving, peer, admin and front-proxy client
+	// certificates, renewed in place while the server runs (renew.go).
+	leaves *leafSet
+	front  *frontProxy
+	sans   SANs
+	log    *zap.Logger
 }
 
 // LoadOrCreate loads the TLS material in dir (<data-dir>/server/tls),
@@ -70,33 +71,34 @@ func LoadOrCreate(dir string, opts Options) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bundle{dir: dir, now: opts.now, ca: ca, pool: x509.NewCertPool(), sans: sans}
+	b := &Bundle{dir: dir, now: opts.now, ca: ca, pool: x509.NewCertPool(), sans: sans, leaves: &leafSet{}, log: log}
 	b.pool.AddCert(ca.cert)
 	peerSANs := sans
 	peerSANs.DNSNames = append(slices.Clone(sans.DNSNames), PeerServerName)
 	specs := []struct {
-		dst  **keyPair
 		name string
 		spec leafSpec
 	}{
-		{&b.serving, "serving", leafSpec{commonName: ServingCommonName, dnsNames: sans.DNSNames, ips: sans.IPs,
+		{LeafServing, leafSpec{commonName: ServingCommonName, dnsNames: sans.DNSNames, ips: sans.IPs,
 			extUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}},
-		{&b.peer, "peer", leafSpec{commonName: PeerCommonName, orgs: []string{PeerOrganization},
+		{LeafPeer, leafSpec{commonName: PeerCommonName, orgs: []string{PeerOrganization},
 			dnsNames: sansOf(peerSANs.DNSNames, nil).DNSNames, ips: sans.IPs,
 			extUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}},
-		{&b.admin, "admin", leafSpec{commonName: AdminUser, orgs: []string{AdminGroup},
+		{LeafAdmin, leafSpec{commonName: AdminUser, orgs: []string{AdminGroup},
 			extUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}},
 	}
 	for _, s := range specs {
+		s.spec.validity = opts.LeafValidity
 		kp, err := ensureLeaf(dir, s.name, ca, s.spec, now, log)
 		if err != nil {
 			return nil, err
 		}
-		*s.dst = kp
+		b.leaves.add(&leaf{name: s.name, dir: dir, ca: ca, spec: s.spec, kp: kp})
 	}
-	if b.front, err = loadOrCreateFrontProxy(dir, now, log); err != nil {
+	if b.front, err = loadOrCreateFrontProxy(dir, now, opts.LeafValidity, log); err != nil {
 		return nil, err
 	}
+	b.leaves.add(b.front.client)
 	return b, nil
 }
 
@@ -220,10 +222,10 @@ func (b *Bundle) CAPEM() []byte { return slices.Clone(b.ca.certPEM) }
 func (b *Bundle) ServingSANs() SANs { return b.sans }
 
 // AdminCertPEM returns the system:admin client certificate.
-func (b *Bundle) AdminCertPEM() []byte { return slices.Clone(b.admin.certPEM) }
+func (b *Bundle) AdminCertPEM() []byte { return slices.Clone(b.leaves.get(LeafAdmin).certPEM) }
 
 // AdminKeyPEM returns the system:admin client key. Never log it.
-func (b *Bundle) AdminKeyPEM() []byte { return slices.Clone(b.admin.keyPEM) }
+func (b *Bundle) AdminKeyPEM() []byte { return slices.Clone(b.leaves.get(LeafAdmin).keyPEM) }
 
 func tlsCert(kp *keyPair) tls.Certificate {
 	return tls.Certificate{Certificate: [][]byte{kp.cert.Raw}, PrivateKey: kp.key, Leaf: kp.cert}

@@ -39,7 +39,7 @@ func TestLoadOrCreateReusesEverything(t *testing.T) {
 	if string(b1.CAPEM()) != string(b2.CAPEM()) {
 		t.Fatal("CA changed across runs")
 	}
-	for _, pair := range [][2]*keyPair{{b1.serving, b2.serving}, {b1.peer, b2.peer}, {b1.admin, b2.admin}} {
+	for _, pair := range [][2]*keyPair{{b1.leaves.get(LeafServing), b2.leaves.get(LeafServing)}, {b1.leaves.get(LeafPeer), b2.leaves.get(LeafPeer)}, {b1.leaves.get(LeafAdmin), b2.leaves.get(LeafAdmin)}} {
 		if pair[0].cert.SerialNumber.Cmp(pair[1].cert.SerialNumber) != 0 {
 			t.Errorf("certificate %q re-issued without reason", pair[0].cert.Subject.CommonName)
 		}
@@ -58,19 +58,19 @@ func TestSANChangeRegeneratesServingAndPeer(t *testing.T) {
 	if string(b1.CAPEM()) != string(b2.CAPEM()) {
 		t.Fatal("CA changed")
 	}
-	if b1.serving.cert.SerialNumber.Cmp(b2.serving.cert.SerialNumber) == 0 {
+	if b1.leaves.get(LeafServing).cert.SerialNumber.Cmp(b2.leaves.get(LeafServing).cert.SerialNumber) == 0 {
 		t.Fatal("serving certificate not re-issued after a SAN change")
 	}
-	if b1.peer.cert.SerialNumber.Cmp(b2.peer.cert.SerialNumber) == 0 {
+	if b1.leaves.get(LeafPeer).cert.SerialNumber.Cmp(b2.leaves.get(LeafPeer).cert.SerialNumber) == 0 {
 		t.Fatal("peer certificate not re-issued after a SAN change")
 	}
-	if b1.admin.cert.SerialNumber.Cmp(b2.admin.cert.SerialNumber) != 0 {
+	if b1.leaves.get(LeafAdmin).cert.SerialNumber.Cmp(b2.leaves.get(LeafAdmin).cert.SerialNumber) != 0 {
 		t.Fatal("admin certificate re-issued although it has no SANs")
 	}
-	if err := b2.serving.cert.VerifyHostname("orch.example.com"); err != nil {
+	if err := b2.leaves.get(LeafServing).cert.VerifyHostname("orch.example.com"); err != nil {
 		t.Errorf("new DNS SAN missing: %v", err)
 	}
-	if err := b2.serving.cert.VerifyHostname("198.51.100.4"); err != nil {
+	if err := b2.leaves.get(LeafServing).cert.VerifyHostname("198.51.100.4"); err != nil {
 		t.Errorf("new IP SAN missing: %v", err)
 	}
 }
@@ -81,7 +81,7 @@ func TestNearExpiryRegenerates(t *testing.T) {
 	o := testOpts(t)
 	o.Now = func() time.Time { return time.Now().Add(300 * 24 * time.Hour) }
 	b2 := mustLoad(t, dir, o)
-	if b1.serving.cert.SerialNumber.Cmp(b2.serving.cert.SerialNumber) == 0 {
+	if b1.leaves.get(LeafServing).cert.SerialNumber.Cmp(b2.leaves.get(LeafServing).cert.SerialNumber) == 0 {
 		t.Fatal("serving certificate within 90 days of expiry was kept")
 	}
 	if string(b1.CAPEM()) != string(b2.CAPEM()) {
@@ -96,7 +96,7 @@ func TestCorruptLeafIsRepairedButHalfCAIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2 := mustLoad(t, dir, testOpts(t))
-	if b1.serving.cert.SerialNumber.Cmp(b2.serving.cert.SerialNumber) == 0 {
+	if b1.leaves.get(LeafServing).cert.SerialNumber.Cmp(b2.leaves.get(LeafServing).cert.SerialNumber) == 0 {
 		t.Fatal("corrupt serving key not repaired")
 	}
 	if err := os.Remove(filepath.Join(dir, CAKeyFile)); err != nil {
@@ -176,13 +176,13 @@ func TestChainsVerify(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	verify("serving", b.serving.cert, "kubernetes.default.svc.cluster.local", x509.ExtKeyUsageServerAuth)
-	verify("serving by IP", b.serving.cert, "10.43.0.1", x509.ExtKeyUsageServerAuth)
-	verify("peer as server", b.peer.cert, PeerServerName, x509.ExtKeyUsageServerAuth)
-	verify("peer as client", b.peer.cert, "", x509.ExtKeyUsageClientAuth)
-	verify("admin", b.admin.cert, "", x509.ExtKeyUsageClientAuth)
-	if b.admin.cert.Subject.CommonName != AdminUser || !slices.Equal(b.admin.cert.Subject.Organization, []string{AdminGroup}) {
-		t.Errorf("admin subject %v", b.admin.cert.Subject)
+	verify("serving", b.leaves.get(LeafServing).cert, "kubernetes.default.svc.cluster.local", x509.ExtKeyUsageServerAuth)
+	verify("serving by IP", b.leaves.get(LeafServing).cert, "10.43.0.1", x509.ExtKeyUsageServerAuth)
+	verify("peer as server", b.leaves.get(LeafPeer).cert, PeerServerName, x509.ExtKeyUsageServerAuth)
+	verify("peer as client", b.leaves.get(LeafPeer).cert, "", x509.ExtKeyUsageClientAuth)
+	verify("admin", b.leaves.get(LeafAdmin).cert, "", x509.ExtKeyUsageClientAuth)
+	if b.leaves.get(LeafAdmin).cert.Subject.CommonName != AdminUser || !slices.Equal(b.leaves.get(LeafAdmin).cert.Subject.Organization, []string{AdminGroup}) {
+		t.Errorf("admin subject %v", b.leaves.get(LeafAdmin).cert.Subject)
 	}
 	certPEM, keyPEM, err := b.IssueClientCert("system:node:n1", []string{"system:nodes"})
 	if err != nil {

@@ -153,6 +153,8 @@ type leafSpec struct {
 	dnsNames   []string
 	ips        []net.IP
 	extUsage   []x509.ExtKeyUsage
+	// validity is the lifetime; 0 = leafValidity (a seam for tests).
+	validity time.Duration
 }
 
 // issue signs a new leaf certificate for pub (a fresh key when pub is nil).
@@ -169,7 +171,11 @@ func (ca *keyPair) issue(now time.Time, spec leafSpec, pub crypto.PublicKey) (*k
 	if err != nil {
 		return nil, err
 	}
-	notAfter := now.Add(leafValidity)
+	validity := spec.validity
+	if validity <= 0 {
+		validity = leafValidity
+	}
+	notAfter := now.Add(validity)
 	if notAfter.After(ca.cert.NotAfter) {
 		notAfter = ca.cert.NotAfter
 	}

@@ -5,6 +5,8 @@
 // Everything lives under one directory (<data-dir>/server/tls) and is
 // created on first start and reused afterwards. Leaf certificates are
 // re-issued when their wanted subject alternative names change or when they
-// are close to expiry; the CA never changes once created. Keys are ECDSA
+// are close to expiry, at start and, while the server runs, by KeepRenewed
+// (renew.go: the TLS configurations read the current certificate at each
+// handshake); Rotate re-issues them on a stopped server's directory; the CA never changes once created. Keys are ECDSA
 // P-256 and written with mode 0600. The package holds no global state.
 package pki

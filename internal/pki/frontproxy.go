@@ -22,10 +22,10 @@ const (
 // frontProxy is the front-proxy CA and client certificate.
 type frontProxy struct {
 	ca     *keyPair
-	client *keyPair
+	client *leaf
 }
 
-func loadOrCreateFrontProxy(dir string, now time.Time, log *zap.Logger) (*frontProxy, error) {
+func loadOrCreateFrontProxy(dir string, now time.Time, validity time.Duration, log *zap.Logger) (*frontProxy, error) {
 	fpDir := filepath.Join(dir, FrontProxyDir)
 	if err := ensurePrivateDir(fpDir); err != nil {
 		return nil, err
@@ -34,12 +34,12 @@ func loadOrCreateFrontProxy(dir string, now time.Time, log *zap.Logger) (*frontP
 	if err != nil {
 		return nil, fmt.Errorf("front-proxy CA: %w", err)
 	}
-	client, err := ensureLeaf(fpDir, FrontProxyClientName, ca, leafSpec{commonName: FrontProxyClientName,
-		extUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, now, log)
+	spec := leafSpec{commonName: FrontProxyClientName, extUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, validity: validity}
+	client, err := ensureLeaf(fpDir, FrontProxyClientName, ca, spec, now, log)
 	if err != nil {
 		return nil, fmt.Errorf("front-proxy client certificate: %w", err)
 	}
-	return &frontProxy{ca: ca, client: client}, nil
+	return &frontProxy{ca: ca, client: &leaf{name: FrontProxyClientName, dir: fpDir, ca: ca, spec: spec, kp: client}}, nil
 }
 
 // FrontProxyCAPEM is the front-proxy CA certificate (requestheader-client-ca-file).
@@ -48,5 +48,6 @@ func (b *Bundle) FrontProxyCAPEM() []byte { return slices.Clone(b.front.ca.certP
 // FrontProxyClientCert is the client certificate (CN front-proxy-client) the
 // API server presents to aggregated API servers.
 func (b *Bundle) FrontProxyClientCert() (tls.Certificate, error) {
-	return tls.X509KeyPair(b.front.client.certPEM, b.front.client.keyPEM)
+	kp := b.leaves.get(FrontProxyClientName)
+	return tls.X509KeyPair(kp.certPEM, kp.keyPEM)
 }

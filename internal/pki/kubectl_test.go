@@ -37,6 +37,7 @@ func TestKubectlTrustsBundle(t *testing.T) {
 	}))
 	srv.TLS = b.ServerTLSConfig()
 	srv.StartTLS()
+	srv.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's
 	t.Cleanup(srv.Close)
 	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	kc := filepath.Join(t.TempDir(), "orch.yaml")

@@ -25,6 +25,10 @@ type Options struct {
 	// means no logging.
 	Logger *zap.Logger
 
+	// LeafValidity is the lifetime of the leaf certificates issued here;
+	// 0 means one year. A seam for tests of renewal.
+	LeafValidity time.Duration
+
 	// Now returns the current time; nil means time.Now. A seam for tests.
 	Now func() time.Time
 	// HostIPs lists the host's addresses; nil means all interface

@@ -53,7 +53,7 @@ func TestSignServingCSR(t *testing.T) {
 	if !pub.(interface{ Equal(crypto.PublicKey) bool }).Equal(c.PublicKey) {
 		t.Error("certificate is not for the CSR's key")
 	}
-	if got, want := c.NotAfter.Sub(c.NotBefore), b.serving.cert.NotAfter.Sub(b.serving.cert.NotBefore); got != want {
+	if got, want := c.NotAfter.Sub(c.NotBefore), b.leaves.get(LeafServing).cert.NotAfter.Sub(b.leaves.get(LeafServing).cert.NotBefore); got != want {
 		t.Errorf("validity %v, want %v like the other leaf certificates", got, want)
 	}
 	verify := func(name string, usage x509.ExtKeyUsage) error {

@@ -13,18 +13,20 @@ import (
 var ErrNotPeer = errors.New("certificate is not an orch peer certificate")
 
 // ServerTLSConfig is the configuration of the HTTPS API server: TLS 1.2+ and
-// the serving certificate. Client certificates are requested but verified by
+// the serving certificate (read at each handshake, so a renewed one is
+// served at once). Client certificates are requested but verified by
 // the API server's authenticator (server/auth), as kube-apiserver does, so a
 // certificate from a foreign CA gets an HTTP 401 Status rather than a TLS
 // alert, and bearer tokens remain possible. ClientCAs only hints clients
 // which certificate to send.
 func (b *Bundle) ServerTLSConfig() *tls.Config {
 	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{tlsCert(b.serving)},
-		ClientAuth:   tls.RequestClientCert,
-		ClientCAs:    b.CAPool(),
-		NextProtos:   []string{"h2", "http/1.1"},
+		MinVersion: tls.VersionTLS12,
+		// Certificates stays empty so every handshake asks GetCertificate.
+		GetCertificate: b.leaves.serverCert(LeafServing),
+		ClientAuth:     tls.RequestClientCert,
+		ClientCAs:      b.CAPool(),
+		NextProtos:     []string{"h2", "http/1.1"},
 	}
 }
 
@@ -33,7 +35,7 @@ func (b *Bundle) ServerTLSConfig() *tls.Config {
 func (b *Bundle) PeerServerTLS() *tls.Config {
 	return &tls.Config{
 		MinVersion:       tls.VersionTLS12,
-		Certificates:     []tls.Certificate{tlsCert(b.peer)},
+		GetCertificate:   b.leaves.serverCert(LeafPeer),
 		ClientAuth:       tls.RequireAndVerifyClientCert,
 		ClientCAs:        b.CAPool(),
 		VerifyConnection: verifyPeerConnection,
@@ -45,11 +47,11 @@ func (b *Bundle) PeerServerTLS() *tls.Config {
 // certificate carries, so any address works.
 func (b *Bundle) PeerClientTLS() *tls.Config {
 	return &tls.Config{
-		MinVersion:       tls.VersionTLS12,
-		Certificates:     []tls.Certificate{tlsCert(b.peer)},
-		RootCAs:          b.CAPool(),
-		ServerName:       PeerServerName,
-		VerifyConnection: verifyPeerConnection,
+		MinVersion:           tls.VersionTLS12,
+		GetClientCertificate: b.leaves.clientCert(LeafPeer),
+		RootCAs:              b.CAPool(),
+		ServerName:           PeerServerName,
+		VerifyConnection:     verifyPeerConnection,
 	}
 }
 

@@ -59,13 +59,13 @@ func TestPeerMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminAsPeer.Certificates = []tls.Certificate{adminCert}
+	adminAsPeer.Certificates, adminAsPeer.GetClientCertificate = []tls.Certificate{adminCert}, nil
 	if sErr, _ := handshake(t, a.PeerServerTLS(), adminAsPeer); !errors.Is(sErr, ErrNotPeer) {
 		t.Errorf("admin certificate accepted by peer server: %v", sErr)
 	}
 
 	noCert := a.PeerClientTLS()
-	noCert.Certificates = nil
+	noCert.Certificates, noCert.GetClientCertificate = nil, nil
 	if sErr, _ := handshake(t, a.PeerServerTLS(), noCert); sErr == nil {
 		t.Error("peer server accepted a client without a certificate")
 	}

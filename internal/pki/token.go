@@ -13,13 +13,19 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/orch/orch/internal/bootstraptoken"
 )
 
-// Join tokens look like k3s's: K10<sha256 hex of the CA PEM>::server:<secret>.
-// The hash lets a joining host pin the CA before it trusts the server.
+// Join tokens look like k3s's: K10<sha256 hex of the CA PEM>::server:<secret>
+// (the server token), K10<hash>::node:<secret> (the agent token of
+// --agent-token) or K10<hash>::<id>.<secret> (a bootstrap token of
+// `orch token create`). The hash lets a joining host pin the CA before it
+// trusts the server.
 const (
 	TokenPrefix   = "K10"
 	tokenUser     = "server"
+	agentUser     = "node"
 	tokenFileMode = 0o600
 	caHashLen     = 64
 )
@@ -43,7 +49,20 @@ func FormatToken(caHash, secret string) string {
 	return TokenPrefix + caHash + "::" + tokenUser + ":" + secret
 }
 
-// ParseToken splits a join token. A full token gives its CA hash and
+// FormatAgentToken builds a full agent-only token (k3s's agent token form).
+func FormatAgentToken(caHash, secret string) string {
+	return TokenPrefix + caHash + "::" + agentUser + ":" + secret
+}
+
+// FormatBootstrapToken builds the full join form of a bootstrap token
+// "<id>.<secret>", as `k3s token create` prints it.
+func FormatBootstrapToken(caHash, idAndSecret string) string {
+	return TokenPrefix + caHash + "::" + idAndSecret
+}
+
+// ParseToken splits a join token. For the three full forms the secret is
+// what follows "server:" or "node:", or the whole "<id>.<secret>" of a
+// bootstrap token: the server tells them apart by value. A full token gives its CA hash and
 // secret; a bare secret (no K10 prefix) gives an empty caHash, meaning the
 // CA is not pinned. Surrounding whitespace is ignored.
 func ParseToken(s string) (caHash, secret string, err error) {
@@ -61,9 +80,13 @@ func ParseToken(s string) (caHash, secret string, err error) {
 	if len(hash) != caHashLen || !isLowerHex(hash) {
 		return "", "", fmt.Errorf("%w: CA hash must be %d lower-case hex digits", ErrInvalidToken, caHashLen)
 	}
+	if bootstraptoken.IsToken(creds) {
+		return hash, creds, nil
+	}
 	user, secret, ok := strings.Cut(creds, ":")
-	if !ok || user != tokenUser {
-		return "", "", fmt.Errorf("%w: credentials after the CA hash must be %q", ErrInvalidToken, tokenUser+":<secret>")
+	if !ok || (user != tokenUser && user != agentUser) {
+		return "", "", fmt.Errorf("%w: credentials after the CA hash must be %q, %q or a bootstrap token <id>.<secret>",
+			ErrInvalidToken, tokenUser+":<secret>", agentUser+":<secret>")
 	}
 	if err := checkSecret(secret); err != nil {
 		return "", "", err

@@ -28,7 +28,11 @@ func TestParseToken(t *testing.T) {
 		{"short hash", "K10abc::server:x", "", "", true},
 		{"upper-case hash", "K10" + strings.ToUpper(hash) + "::server:x", "", "", true},
 		{"non-hex hash", "K10" + strings.Repeat("zz", 32) + "::server:x", "", "", true},
-		{"wrong user", "K10" + hash + "::node:x", "", "", true},
+		{"agent token", "K10" + hash + "::node:x", hash, "x", false},
+		{"bootstrap token", "K10" + hash + "::abcdef.0123456789abcdef", hash, "abcdef.0123456789abcdef", false},
+		{"bare bootstrap token", "abcdef.0123456789abcdef", "", "abcdef.0123456789abcdef", false},
+		{"malformed bootstrap token", "K10" + hash + "::abcdef.0123", "", "", true},
+		{"wrong user", "K10" + hash + "::admin:x", "", "", true},
 		{"no user", "K10" + hash + "::x", "", "", true},
 		{"empty secret", "K10" + hash + "::server:", "", "", true},
 		{"control char", "K10" + hash + "::server:a\tb", "", "", true},
@@ -57,6 +61,12 @@ func TestCAHashAndFormatRoundTrip(t *testing.T) {
 	gh, gs, err := ParseToken(FormatToken(h, "x"))
 	if err != nil || gh != h || gs != "x" {
 		t.Fatalf("round trip: %q %q %v", gh, gs, err)
+	}
+	if gh, gs, err := ParseToken(FormatAgentToken(h, "y")); err != nil || gh != h || gs != "y" {
+		t.Fatalf("agent round trip: %q %q %v", gh, gs, err)
+	}
+	if gh, gs, err := ParseToken(FormatBootstrapToken(h, "abcdef.0123456789abcdef")); err != nil || gh != h || gs != "abcdef.0123456789abcdef" {
+		t.Fatalf("bootstrap round trip: %q %q %v", gh, gs, err)
 	}
 	if !SecretsEqual("a", "a") || SecretsEqual("a", "b") || SecretsEqual("a", "ab") {
 		t.Fatal("SecretsEqual")

@@ -26,13 +26,16 @@ type ServiceResolver interface {
 type Proxy struct {
 	Resolver   ServiceResolver
 	ClientCert tls.Certificate // front-proxy-client
-	Log        *zap.Logger
+	// GetClientCert, when set, is used instead of ClientCert (a renewed
+	// front-proxy-client certificate is presented without a restart).
+	GetClientCert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
+	Log           *zap.Logger
 }
 
 // Transport builds the TLS transport for svc: verified by its caBundle for
 // <svc>.<ns>.svc unless insecureSkipTLSVerify.
 func (p *Proxy) Transport(a *apiregistration.APIService) (*http.Transport, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{p.ClientCert}}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{p.ClientCert}, GetClientCertificate: p.GetClientCert}
 	switch {
 	case a.Spec.InsecureSkipTLSVerify:
 		cfg.InsecureSkipVerify = true //nolint:gosec // requested by the APIService, as upstream

@@ -39,6 +39,7 @@ func TestChainOverTLS(t *testing.T) {
 	}))
 	srv.TLS = b.ServerTLSConfig()
 	srv.StartTLS()
+	srv.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's
 	t.Cleanup(srv.Close)
 
 	nodeCert, nodeKey, err := b.IssueClientCert("system:node:n1", []string{GroupNodes})

@@ -37,6 +37,7 @@ func TestHandlerAndClient(t *testing.T) {
 	srv := httptest.NewUnstartedServer(NewHandler(m, auth.NewCertAuthenticator(bundle.CAPool()), zaptest.NewLogger(t)).Wrap(api))
 	srv.TLS = bundle.ServerTLSConfig()
 	srv.StartTLS()
+	srv.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	cl, err := NewClient(srv.URL, dataDir)

@@ -14,6 +14,18 @@
 //	                                 API serving certificate (ServerAuth,
 //	                                 SANs <nodeName> and the node IPs)
 //
+// Three kinds of token are accepted (roles.go): the server token
+// (<data-dir>/server/token) opens every endpoint, including
+// POST /v1-orch/server-bootstrap, which hands out the cluster CA key; the
+// agent token of --agent-token and the bootstrap tokens of `orch token
+// create` (Secrets kube-system/bootstrap-token-<id>, checked for expiry and
+// the authentication usage at each request) join agents only and get 403
+// there.
+//
+// A node renews its certificates with no token at all: it POSTs to
+// /v1-orch/node-certificate presenting its current client certificate
+// system:node:<name> and gets new ones for that node only (renewal.go).
+//
 // The handler is mounted in front of the Kubernetes authentication chain
 // (Handler.Wrap). Wrong secrets get 401 with a metav1.Status body and are
 // rate limited per client IP and globally; secrets are never logged.

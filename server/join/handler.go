@@ -1,6 +1,7 @@
 package join
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +44,14 @@ type Config struct {
 	Limits Limits
 	// ServerBootstrap answers joining servers; nil = servers cannot join.
 	ServerBootstrap func() (*ServerBootstrap, error)
+	// AgentToken is the agent-only token of --agent-token (full or bare;
+	// "" = none): it joins agents but cannot fetch ServerBootstrapPath.
+	AgentToken string
+	// BootstrapTokens reads kube-system's bootstrap token Secrets, which
+	// are agent-only too; nil = bootstrap tokens are not accepted.
+	BootstrapTokens SecretGetter
+	// Now is the clock for token expiry; nil = time.Now.
+	Now func() time.Time
 }
 
 // Handler serves /cacerts and /v1-orch/*. Create it with New.
@@ -52,6 +62,12 @@ type Handler struct {
 	limiter *failureLimiter
 	// bootstrap answers ServerBootstrapPath.
 	bootstrap func() (*ServerBootstrap, error)
+	// agentSecret and tokens are the agent-only credentials.
+	agentSecret string
+	tokens      SecretGetter
+	clock       func() time.Time
+	// caPool verifies the client certificates of renewing nodes.
+	caPool *x509.CertPool
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -69,8 +85,14 @@ func New(cfg Config) (*Handler, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Handler{ca: cfg.CA, secret: secret, log: log.Named("join"), limiter: newFailureLimiter(cfg.Limits),
-		bootstrap: cfg.ServerBootstrap}, nil
+	h := &Handler{ca: cfg.CA, secret: secret, log: log.Named("join"), limiter: newFailureLimiter(cfg.Limits),
+		bootstrap: cfg.ServerBootstrap, tokens: cfg.BootstrapTokens, clock: cfg.Now, caPool: caPoolOf(cfg.CA.CAPEM())}
+	if cfg.AgentToken != "" {
+		if _, h.agentSecret, err = pki.ParseToken(cfg.AgentToken); err != nil {
+			return nil, fmt.Errorf("join: agent token: %w", err)
+		}
+	}
+	return h, nil
 }
 
 // Handles reports whether path is served by the join handler.
@@ -121,11 +143,19 @@ func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 		httpstatus.WriteStatus(w, methodNotAllowed(r, "POST"))
 		return
 	}
-	if !h.authorized(w, r) {
+	node, renewing, err := h.renewingNode(r)
+	if err != nil {
+		h.limiter.failed(clientIP(r))
+		httpstatus.WriteStatus(w, apierrors.NewUnauthorized(err.Error()))
 		return
 	}
+	if !renewing {
+		if _, ok := h.authorized(w, r); !ok {
+			return
+		}
+	}
 	ip := clientIP(r)
-	resp, err := h.issue(r, w)
+	resp, err := h.issue(r, w, node)
 	if err != nil {
 		h.log.Info("node certificate request refused", zap.String("client", ip), zap.Error(err))
 		httpstatus.WriteStatus(w, err)
@@ -134,45 +164,44 @@ func (h *Handler) serveNodeCertificate(w http.ResponseWriter, r *http.Request) {
 	httpstatus.WriteJSON(w, http.StatusOK, resp)
 }
 
-// authorized checks the bearer secret under the failure rate limit and
-// answers the refusal itself.
-func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
+// authorized checks the bearer secret under the failure rate limit,
+// answers the refusal itself and else says what the token allows.
+func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) (role, bool) {
 	ip := clientIP(r)
 	if wait, ok := h.limiter.allowed(ip); !ok {
 		h.log.Warn("join request rate limited after failed attempts", zap.String("client", ip))
 		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
 		httpstatus.WriteStatus(w, apierrors.NewTooManyRequests("too many failed join attempts from this address; retry later", int(wait.Seconds())+1))
-		return false
+		return 0, false
 	}
-	if err := h.checkSecret(r); err != nil {
+	rl, err := h.checkSecret(r)
+	if errors.Is(err, errTokenLookup) {
+		h.log.Warn("join request not checked", zap.String("client", ip), zap.Error(err))
+		httpstatus.WriteStatus(w, apierrors.NewServiceUnavailable(err.Error()))
+		return 0, false
+	}
+	if err != nil {
 		h.limiter.failed(ip)
 		h.log.Warn("join request rejected", zap.String("client", ip), zap.Error(err))
 		httpstatus.WriteStatus(w, apierrors.NewUnauthorized(err.Error()))
-		return false
+		return 0, false
 	}
-	return true
+	return rl, true
 }
 
-// checkSecret compares the bearer secret in constant time. Its errors never
-// contain the presented secret.
-func (h *Handler) checkSecret(r *http.Request) error {
-	authz := r.Header.Get("Authorization")
-	scheme, given, ok := strings.Cut(authz, " ")
-	if authz == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
-		return errors.New("join requests need an \"Authorization: Bearer <join token secret>\" header")
+// checkSecret checks the bearer secret (compared in constant time) and
+// says what it allows. Its errors never contain the presented secret.
+func (h *Handler) checkSecret(r *http.Request) (role, error) {
+	given, err := bearer(r)
+	if err != nil {
+		return 0, err
 	}
-	given = strings.TrimSpace(given)
-	if _, s, err := pki.ParseToken(given); err == nil {
-		given = s // a full K10 token is accepted too; its hash was checked by the client
-	}
-	if !pki.SecretsEqual(given, h.secret) {
-		return errors.New("the join token secret is wrong: use the token in <data-dir>/server/token of a server of this cluster")
-	}
-	return nil
+	return h.tokenRole(r.Context(), given)
 }
 
 // issue decodes and validates the request and signs the CSR.
-func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificateResponse, error) {
+// A renewing node (renewNode != "") may only ask for itself.
+func (h *Handler) issue(r *http.Request, w http.ResponseWriter, renewNode string) (*NodeCertificateResponse, error) {
 	var req NodeCertificateRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
@@ -183,6 +212,10 @@ func (h *Handler) issue(r *http.Request, w http.ResponseWriter) (*NodeCertificat
 	}
 	if errs := validation.IsDNS1123Subdomain(req.NodeName); len(errs) > 0 {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("nodeName %q is not a valid node name: %s", req.NodeName, strings.Join(errs, "; ")))
+	}
+	if renewNode != "" && req.NodeName != renewNode {
+		return nil, apierrors.NewForbidden(schemaGR, NodeCertificatePath,
+			fmt.Errorf("node %q may renew only its own certificates, not those of %q", renewNode, req.NodeName))
 	}
 	ips, err := parseNodeIPs(req)
 	if err != nil {

@@ -26,13 +26,19 @@ type ServerBootstrap struct {
 }
 
 // serveServerBootstrap hands the shared secrets to a caller that knows the
-// join secret (the same secret agents use, as in k3s).
+// server token; agent-only tokens (--agent-token, bootstrap tokens) get 403.
 func (h *Handler) serveServerBootstrap(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		httpstatus.WriteStatus(w, methodNotAllowed(r, "POST"))
 		return
 	}
-	if !h.authorized(w, r) {
+	rl, ok := h.authorized(w, r)
+	if !ok {
+		return
+	}
+	if rl != roleServer {
+		h.log.Warn("refused the cluster's shared secrets to an agent-only token", zap.String("client", clientIP(r)))
+		httpstatus.WriteStatus(w, apierrors.NewForbidden(schemaGR, r.URL.Path, errServerOnly))
 		return
 	}
 	if h.bootstrap == nil {

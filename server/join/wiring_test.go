@@ -78,6 +78,7 @@ func TestServerWiring(t *testing.T) {
 	srv.TLS = bundle.ServerTLSConfig()
 	srv.StartTLS()
 	defer srv.Close()
+	srv.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's, to clients without SNI
 
 	creds, err := agentjoin.Join(ctx, srv.URL, token, "worker-1", t.TempDir(), log)
 	if err != nil {

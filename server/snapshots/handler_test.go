@@ -25,6 +25,7 @@ func TestHandlerAuthAndSave(t *testing.T) {
 	srv := httptest.NewUnstartedServer(h.Wrap(next))
 	srv.TLS = b.ServerTLSConfig()
 	srv.StartTLS()
+	srv.TLS.Certificates = nil // serve the bundle's certificate (GetCertificate), not httptest's
 	defer srv.Close()
 	ctx := context.Background()
 
