@@ -268,7 +268,7 @@ ours() {
 	if [ -n "$BIN" ] && [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$BIN" ]; then
 		return 0
 	fi
-	if tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -q -F -e "$RUN_DIR/"; then
+	if { tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | grep -q -F -e "$RUN_DIR/"; then
 		return 0
 	fi
 	awk -v r="/$CGROUP_ROOT" '{ p = $0; sub(/^[^:]*:[^:]*:/, "", p); if (p == r || index(p, r "/") == 1) f = 1 }
@@ -335,22 +335,23 @@ remove_links() {
 }
 
 # clean_table removes the chains named $CHAIN_PREFIX* from one table and
-# the rules of other chains that jump to them.
+# the rules of other chains that jump to them. Its variables are prefixed
+# ct_: POSIX sh has no locals.
 clean_table() {
-	cmd=$1 table=$2
-	rules=$("$cmd-save" -t "$table" 2>/dev/null) || return 0
+	ct_cmd=$1 ct_table=$2
+	rules=$("$ct_cmd-save" -t "$ct_table" 2>/dev/null) || return 0
 	printf '%s\n' "$rules" | grep -F -e "$CHAIN_PREFIX" | grep '^-A ' | while IFS= read -r rule; do
 		chain=$(printf '%s\n' "$rule" | cut -d' ' -f2)
 		case "$chain" in "$CHAIN_PREFIX"*) continue ;; esac
 		case "$rule" in *" -j $CHAIN_PREFIX"* | *" -g $CHAIN_PREFIX"*) ;; *) continue ;; esac
 		# iptables-save quotes comments the way sh does.
 		if eval "set -- ${rule#-A }"; then
-			"$cmd" -w -t "$table" -D "$@" 2>/dev/null || true
+			"$ct_cmd" -w -t "$ct_table" -D "$@" 2>/dev/null || true
 		fi
 	done
 	chains=$(printf '%s\n' "$rules" | awk -v p=":$CHAIN_PREFIX" 'index($1, p) == 1 { print substr($1, 2) }')
-	for c in $chains; do "$cmd" -w -t "$table" -F "$c" 2>/dev/null || true; done
-	for c in $chains; do "$cmd" -w -t "$table" -X "$c" 2>/dev/null || echo "orch-killall.sh: $cmd -t $table -X $c failed" >&2; done
+	for ct_chain in $chains; do "$ct_cmd" -w -t "$ct_table" -F "$ct_chain" 2>/dev/null || true; done
+	for ct_chain in $chains; do "$ct_cmd" -w -t "$ct_table" -X "$ct_chain" 2>/dev/null || echo "orch-killall.sh: $ct_cmd -t $ct_table -X $ct_chain failed" >&2; done
 }
 
 remove_chains() {
