@@ -344,7 +344,9 @@ clean_table() {
 		chain=$(printf '%s\n' "$rule" | cut -d' ' -f2)
 		case "$chain" in "$CHAIN_PREFIX"*) continue ;; esac
 		case "$rule" in *" -j $CHAIN_PREFIX"* | *" -g $CHAIN_PREFIX"*) ;; *) continue ;; esac
-		# iptables-save quotes comments the way sh does.
+		# iptables-save quotes comments the way sh does, except that it
+		# writes ' as \' inside the double quotes.
+		rule=$(printf '%s\n' "$rule" | sed "s/\\\\'/'/g")
 		if eval "set -- ${rule#-A }"; then
 			"$ct_cmd" -w -t "$ct_table" -D "$@" 2>/dev/null || true
 		fi

@@ -91,8 +91,35 @@ func (in *instance) create(t *testing.T) {
 		SrcAddr: net.IPv4(127, 0, 0, 1), Port: 40000 + int(n%20000)}); err != nil {
 		t.Fatalf("vxlan: %v", err)
 	}
+	in.legacyChain(t)
 	in.mounts(t)
 	in.processes(t)
+}
+
+// legacyChain adds a chain in iptables-legacy's mangle table with a jump
+// to it from OUTPUT whose comment needs shell quoting, as a host whose
+// agent picked the legacy backend has. The chain is empty: harmless.
+func (in *instance) legacyChain(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("iptables-legacy"); err != nil {
+		t.Log("no iptables-legacy: legacy chains not tested")
+		return
+	}
+	chain := in.chainPfx + "LEGACY"
+	jump := []string{"-w", "-t", "mangle", "%s", "OUTPUT", "-m", "comment", "--comment", "orch: legacy test's jump", "-j", chain}
+	t.Cleanup(func() { // hostclean cannot: it does not undo iptables-save's \' quoting
+		del := append([]string(nil), jump...)
+		del[3] = "-D"
+		_ = exec.Command("iptables-legacy", del...).Run()
+		_ = exec.Command("iptables-legacy", "-w", "-t", "mangle", "-X", chain).Run()
+	})
+	add := append([]string(nil), jump...)
+	add[3] = "-A"
+	for _, args := range [][]string{{"-w", "-t", "mangle", "-N", chain}, add} {
+		if out, err := exec.Command("iptables-legacy", args...).CombinedOutput(); err != nil {
+			t.Fatalf("iptables-legacy %v: %v %s", args, err, out)
+		}
+	}
 }
 
 // mounts makes a tmpfs run dir with a container rootfs mount inside (the
