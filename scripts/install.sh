@@ -209,6 +209,13 @@ write_script() {
 	info "wrote $1"
 }
 
+# check_host prints `orch check-config`; failures are reported, not fatal.
+check_host() {
+	[ -z "$ROOT" ] || return 0
+	"$BIN_DIR/orch" check-config >&2 ||
+		info "some kernel checks failed (fixes above); orch may not run until they are fixed"
+}
+
 write_scripts() {
 	case "$BIN_DIR" in *"'"*) fatal "ORCH_BIN_DIR with a single quote is not supported: $BIN_DIR" ;; esac
 	write_script "$ROOT$BIN_DIR/orch-killall.sh" "ORCH_DEFAULT_BIN='$BIN_DIR/orch'" killall_body
@@ -474,6 +481,7 @@ main() {
 	obtain_binary
 	install_binary
 	write_scripts
+	check_host
 	write_config
 	if systemd_wanted; then
 		write_unit
