@@ -272,8 +272,8 @@ stop_services() {
 # naming the run dir (containerd, shims), or one in orch's cgroups.
 ours() {
 	[ "$1" = "$$" ] && return 1
-	if [ -n "$BIN" ] && [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$BIN" ]; then
-		return 0
+	if [ -n "$BIN" ]; then
+		case "$(readlink "/proc/$1/exe" 2>/dev/null)" in "$BIN" | "$BIN (deleted)") return 0 ;; esac
 	fi
 	if { tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | grep -q -F -e "$RUN_DIR/"; then
 		return 0
