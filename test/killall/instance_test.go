@@ -224,10 +224,33 @@ func (in *instance) leftovers() []string {
 			out = append(out, fmt.Sprintf("process %d %v", p.Process.Pid, p.Args))
 		}
 	}
+	out = append(out, in.processList()...)
 	if _, err := os.Stat(in.runDir); err == nil {
 		out = append(out, "dir "+in.runDir)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// processList lists the processes of the instance the way an operator
+// would look for them: the orch binary, anything naming the run dir, and
+// anything in the cgroup root.
+func (in *instance) processList() []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil || pid == os.Getpid() || zombie(pid) {
+			continue
+		}
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.TrimSuffix(exe, " (deleted)") == in.bin || strings.Contains(cmdline, in.runDir+"/") ||
+			hostclean.InCgroup(pid, "/"+in.cgroupRoot+"/") {
+			out = append(out, fmt.Sprintf("proc %d %s", pid, cmdline))
+		}
+	}
 	return out
 }
 
