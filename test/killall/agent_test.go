@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,6 +102,9 @@ func TestKillallRealAgent(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 
+	other := newInstance(t, t.TempDir(), "/nonexistent/orch")
+	other.create(t)
+	otherBefore := other.leftovers()
 	before := in.leftovers()
 	for _, kind := range []string{"link ", "port ", "netns ", "mount ", "chain ", "cgroup ", "proc ", "dir "} {
 		if !hasPrefix(before, kind) {
@@ -115,5 +119,8 @@ func TestKillallRealAgent(t *testing.T) {
 	}
 	if srv.Running() {
 		t.Errorf("orch server still running")
+	}
+	if got := other.leftovers(); !reflect.DeepEqual(got, otherBefore) {
+		t.Errorf("killall touched another instance:\nbefore %q\nafter  %q", otherBefore, got)
 	}
 }
