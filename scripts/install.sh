@@ -197,6 +197,282 @@ start_service() {
 	fi
 }
 
+# write_script writes an executable script $1 whose first line after the
+# shebang is $2 (its defaults) and whose body is the output of $3.
+write_script() {
+	{
+		printf '#!/bin/sh\n# %s, written by orch'"'"'s install.sh.\n%s\n' "${1##*/}" "$2"
+		"$3"
+	} >"$1.tmp.$$"
+	chmod 0755 "$1.tmp.$$"
+	mv -f "$1.tmp.$$" "$1"
+	info "wrote $1"
+}
+
+# check_host prints `orch check-config`; failures are reported, not fatal.
+check_host() {
+	[ -z "$ROOT" ] || return 0
+	"$BIN_DIR/orch" check-config >&2 ||
+		info "some kernel checks failed (fixes above); orch may not run until they are fixed"
+}
+
+write_scripts() {
+	case "$BIN_DIR" in *"'"*) fatal "ORCH_BIN_DIR with a single quote is not supported: $BIN_DIR" ;; esac
+	write_script "$ROOT$BIN_DIR/orch-killall.sh" "ORCH_DEFAULT_BIN='$BIN_DIR/orch'" killall_body
+	write_script "$ROOT$BIN_DIR/orch-uninstall.sh" "ORCH_DEFAULT_BIN_DIR='$BIN_DIR'" uninstall_body
+}
+
+killall_body() {
+	cat <<'KILLALL'
+# Stops orch and removes what it put on the host: its services, processes,
+# the managed containerd with its shims and containers, pod mounts, pod
+# network namespaces, orch0, the VXLAN device, orch-dns, the ORCH- iptables
+# chains and orch's cgroups. Only orch's own names are touched and every
+# step may run again. The names are overridable so a test can point the
+# script at one test instance:
+#   ORCH_DATA_DIR      /var/lib/orch      ORCH_RUN_DIR      /run/orch
+#   ORCH_BRIDGE        orch0              ORCH_DNS_LINK     orch-dns
+#   ORCH_VXLAN_DEVICE  orch.1             ORCH_NETNS_DIR    /run/netns
+#   ORCH_NETNS_PREFIX  orch-              ORCH_CHAIN_PREFIX ORCH-
+#   ORCH_CGROUP_ROOT   orch               ORCH_SERVICES     "orch orch-agent"
+#   ORCH_BIN           the orch binary whose processes are killed
+set -u
+
+DATA_DIR="${ORCH_DATA_DIR:-/var/lib/orch}"
+RUN_DIR="${ORCH_RUN_DIR:-/run/orch}"
+BRIDGE="${ORCH_BRIDGE-orch0}"
+DNS_LINK="${ORCH_DNS_LINK-orch-dns}"
+VXLAN_DEVICE="${ORCH_VXLAN_DEVICE-orch.1}"
+NETNS_DIR="${ORCH_NETNS_DIR:-/run/netns}"
+NETNS_PREFIX="${ORCH_NETNS_PREFIX:-orch-}"
+CHAIN_PREFIX="${ORCH_CHAIN_PREFIX:-ORCH-}"
+CGROUP_ROOT="${ORCH_CGROUP_ROOT:-orch}"
+SERVICES="${ORCH_SERVICES-orch orch-agent}"
+BIN="${ORCH_BIN:-$ORCH_DEFAULT_BIN}"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "orch-killall.sh: run as root" >&2
+	exit 1
+fi
+for v in "$DATA_DIR" "$RUN_DIR" "$NETNS_DIR"; do
+	case "$v" in /?*) ;; *) echo "orch-killall.sh: $v is not an absolute path" >&2; exit 1 ;; esac
+done
+case "$CGROUP_ROOT" in "" | */* | . | ..) echo "orch-killall.sh: bad ORCH_CGROUP_ROOT" >&2; exit 1 ;; esac
+
+stop_services() {
+	command -v systemctl >/dev/null 2>&1 || return 0
+	for s in $SERVICES; do
+		if systemctl list-unit-files "$s.service" >/dev/null 2>&1; then
+			systemctl stop "$s.service" 2>/dev/null || true
+		fi
+	done
+}
+
+# ours tells whether process $1 is orch's: the orch binary, a process
+# naming the run dir (containerd, shims), or one in orch's cgroups.
+ours() {
+	[ "$1" = "$$" ] && return 1
+	if [ -n "$BIN" ]; then
+		case "$(readlink "/proc/$1/exe" 2>/dev/null)" in "$BIN" | "$BIN (deleted)") return 0 ;; esac
+	fi
+	if { tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | grep -q -F -e "$RUN_DIR/"; then
+		return 0
+	fi
+	awk -v r="/$CGROUP_ROOT" '{ p = $0; sub(/^[^:]*:[^:]*:/, "", p); if (p == r || index(p, r "/") == 1) f = 1 }
+		END { exit !f }' "/proc/$1/cgroup" 2>/dev/null
+}
+
+kill_procs() {
+	i=0
+	while [ "$i" -lt 30 ]; do
+		found=""
+		for d in /proc/[0-9]*; do
+			pid=${d#/proc/}
+			if ours "$pid"; then
+				found="$found $pid"
+			fi
+		done
+		[ -z "$found" ] && return 0
+		# shellcheck disable=SC2086 # a list of pids
+		kill -9 $found 2>/dev/null || true
+		sleep 0.2 2>/dev/null || sleep 1
+		i=$((i + 1))
+	done
+	echo "orch-killall.sh: processes still alive:$found" >&2
+}
+
+# mounts_under prints the mount points under the given directories,
+# deepest first.
+mounts_under() {
+	awk -v dirs="$*" 'BEGIN { n = split(dirs, d, " ") }
+		{ for (i = 1; i <= n; i++) if (index($5, d[i]) == 1) { print length($5) " " $5; break } }' /proc/self/mountinfo |
+		sort -rn | cut -d' ' -f2- | uniq
+}
+
+unmount_all() {
+	for m in $(mounts_under "$DATA_DIR/" "$RUN_DIR/" "$NETNS_DIR/$NETNS_PREFIX"); do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || echo "orch-killall.sh: cannot unmount $m" >&2
+	done
+	for m in $(mounts_under "$RUN_DIR"); do
+		[ "$m" = "$RUN_DIR" ] && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; }
+	done
+}
+
+remove_netns() {
+	for f in "$NETNS_DIR/$NETNS_PREFIX"*; do
+		[ -e "$f" ] || continue
+		rm -f "$f"
+	done
+}
+
+link_exists() { ip link show "$1" >/dev/null 2>&1; }
+
+remove_links() {
+	command -v ip >/dev/null 2>&1 || { echo "orch-killall.sh: ip not found, links left" >&2; return 0; }
+	if [ -n "$BRIDGE" ] && link_exists "$BRIDGE"; then
+		for l in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
+			ip link delete "$l" 2>/dev/null || true
+		done
+	fi
+	for l in "$BRIDGE" "$DNS_LINK" "$VXLAN_DEVICE"; do
+		if [ -n "$l" ] && link_exists "$l"; then
+			ip link delete "$l" || echo "orch-killall.sh: cannot delete link $l" >&2
+		fi
+	done
+}
+
+# clean_table removes the chains named $CHAIN_PREFIX* from one table and
+# the rules of other chains that jump to them. Its variables are prefixed
+# ct_: POSIX sh has no locals.
+clean_table() {
+	ct_cmd=$1 ct_table=$2
+	rules=$("$ct_cmd-save" -t "$ct_table" 2>/dev/null) || return 0
+	printf '%s\n' "$rules" | grep -F -e "$CHAIN_PREFIX" | grep '^-A ' | while IFS= read -r rule; do
+		chain=$(printf '%s\n' "$rule" | cut -d' ' -f2)
+		case "$chain" in "$CHAIN_PREFIX"*) continue ;; esac
+		case "$rule" in *" -j $CHAIN_PREFIX"* | *" -g $CHAIN_PREFIX"*) ;; *) continue ;; esac
+		# iptables-save quotes comments the way sh does, except that it
+		# writes ' as \' inside the double quotes.
+		rule=$(printf '%s\n' "$rule" | sed "s/\\\\'/'/g")
+		if eval "set -- ${rule#-A }"; then
+			"$ct_cmd" -w -t "$ct_table" -D "$@" 2>/dev/null || true
+		fi
+	done
+	chains=$(printf '%s\n' "$rules" | awk -v p=":$CHAIN_PREFIX" 'index($1, p) == 1 { print substr($1, 2) }')
+	for ct_chain in $chains; do "$ct_cmd" -w -t "$ct_table" -F "$ct_chain" 2>/dev/null || true; done
+	for ct_chain in $chains; do "$ct_cmd" -w -t "$ct_table" -X "$ct_chain" 2>/dev/null || echo "orch-killall.sh: $ct_cmd -t $ct_table -X $ct_chain failed" >&2; done
+}
+
+remove_chains() {
+	cmds=""
+	for c in iptables-legacy iptables-nft ip6tables-legacy ip6tables-nft; do
+		command -v "$c-save" >/dev/null 2>&1 && cmds="$cmds $c"
+	done
+	if [ -z "$cmds" ]; then
+		for c in iptables ip6tables; do
+			command -v "$c-save" >/dev/null 2>&1 && cmds="$cmds $c"
+		done
+	fi
+	for c in $cmds; do
+		for t in filter nat mangle raw; do clean_table "$c" "$t"; done
+	done
+}
+
+remove_cgroups() {
+	awk '{ split($0, a, " - "); split(a[2], f, " "); if (f[1] == "cgroup" || f[1] == "cgroup2") print $5 }' /proc/self/mountinfo |
+		while IFS= read -r mnt; do
+		dir="$mnt/$CGROUP_ROOT"
+		[ -d "$dir" ] || continue
+		i=0
+		while [ -d "$dir" ] && [ "$i" -lt 20 ]; do
+			find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null
+			[ -d "$dir" ] && sleep 0.1 2>/dev/null
+			i=$((i + 1))
+		done
+		if [ -d "$dir" ]; then echo "orch-killall.sh: cannot remove cgroup $dir" >&2; fi
+	done
+}
+
+remove_run_dir() {
+	if [ -n "$(mounts_under "$RUN_DIR/")" ]; then
+		echo "orch-killall.sh: mounts left under $RUN_DIR, not removing it" >&2
+		return 0
+	fi
+	rm -rf "$RUN_DIR"
+}
+
+stop_services
+kill_procs
+unmount_all
+remove_netns
+remove_links
+remove_chains
+remove_cgroups
+remove_run_dir
+exit 0
+KILLALL
+}
+
+uninstall_body() {
+	cat <<'UNINSTALL'
+# Runs orch-killall.sh, then removes orch's units and their .env files,
+# the binary and its symlinks, /etc/orch, the data dir, the run dir and
+# this script. Every step may run again. Overridable (tests):
+#   ORCH_ROOT       a root directory prefixed to every installed path
+#   ORCH_BIN_DIR    where orch, its symlinks and these scripts live
+#   ORCH_DATA_DIR, ORCH_RUN_DIR, ORCH_SERVICES and the orch-killall.sh names
+set -u
+
+ROOT="${ORCH_ROOT:-}"
+BIN_DIR="${ORCH_BIN_DIR:-$ORCH_DEFAULT_BIN_DIR}"
+DATA_DIR="${ORCH_DATA_DIR:-/var/lib/orch}"
+RUN_DIR="${ORCH_RUN_DIR:-/run/orch}"
+SERVICES="${ORCH_SERVICES-orch orch-agent}"
+UNIT_DIR="$ROOT/etc/systemd/system"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "orch-uninstall.sh: run as root" >&2
+	exit 1
+fi
+
+if [ -x "$ROOT$BIN_DIR/orch-killall.sh" ]; then
+	ORCH_BIN="${ORCH_BIN:-$BIN_DIR/orch}" "$ROOT$BIN_DIR/orch-killall.sh"
+fi
+
+if [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1; then
+	for s in $SERVICES; do
+		systemctl disable "$s.service" >/dev/null 2>&1 || true
+		systemctl reset-failed "$s.service" >/dev/null 2>&1 || true
+	done
+fi
+for s in $SERVICES; do
+	rm -f "$UNIT_DIR/$s.service" "$UNIT_DIR/$s.service.env" "$ROOT/etc/init.d/$s"
+done
+if [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1; then
+	systemctl daemon-reload >/dev/null 2>&1 || true
+fi
+
+# Symlinks to orch (kubectl, crictl, ctr) in the bin dir, then the binary.
+for l in "$ROOT$BIN_DIR"/*; do
+	[ -L "$l" ] || continue
+	case "$(readlink "$l")" in "$BIN_DIR/orch" | orch) rm -f "$l" ;; esac
+done
+rm -f "$ROOT$BIN_DIR/orch"
+
+# Never rm -rf across a mount: a hostPath bind mount would lose its files.
+for d in "$ROOT$DATA_DIR" "$ROOT$RUN_DIR"; do
+	if awk -v d="$d/" 'index($5 "/", d) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+		echo "orch-uninstall.sh: $d still has mounts, not removing it" >&2
+	else
+		rm -rf "$d"
+	fi
+done
+rm -rf "$ROOT/etc/orch"
+rm -f "$ROOT$BIN_DIR/orch-killall.sh" "$ROOT$BIN_DIR/orch-uninstall.sh"
+echo "orch uninstalled"
+UNINSTALL
+}
+
 main() {
 	if [ -z "$ROOT" ] && [ "$(id -u)" != 0 ]; then
 		fatal "run as root (or set ORCH_ROOT to install under a directory)"
@@ -204,6 +480,8 @@ main() {
 	setup_mode
 	obtain_binary
 	install_binary
+	write_scripts
+	check_host
 	write_config
 	if systemd_wanted; then
 		write_unit

@@ -28,6 +28,7 @@ func NewApp(ctx context.Context) *ucli.App {
 			etcdSnapshotCommand(),
 			tokenCommand(ctx),
 			certificateCommand(),
+			checkConfigCommand(),
 		},
 		HideVersion: true,
 	}
