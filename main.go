@@ -15,7 +15,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cli.NewApp(ctx).Run(os.Args); err != nil {
+	if err := cli.Run(ctx, os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "orch:", err)
 		os.Exit(1)
 	}
