@@ -1,0 +1,91 @@
+package integration
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orch/orch/test/testutil"
+)
+
+func init() { register("kubectl-embedded", testEmbeddedKubectl) }
+
+// testEmbeddedKubectl runs the kubectl built into orch (issue 12) against the
+// server: as `orch kubectl …`, through a `kubectl` symlink to the binary,
+// with kubectl's own flags passed through untouched, and with kubectl's exit
+// status on errors.
+func testEmbeddedKubectl(t *testing.T, s *testutil.Server) {
+	bin := testutil.Binary(t)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "kubectl")
+	must(t, os.Symlink(bin, link), "symlink")
+	// A HOME of our own keeps kubectl's discovery cache out of the real one
+	// (and ~/.kube/config out of the picture).
+	env := append(envWithout("KUBECONFIG", "HOME"), "HOME="+dir)
+	withKC := append(env[:len(env):len(env)], "KUBECONFIG="+s.Kubeconfig)
+
+	run := func(env []string, name string, args ...string) (string, string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		argv []string
+	}{
+		{"orch kubectl, KUBECONFIG", withKC, []string{bin, "kubectl", "get", "namespaces", "-o", "name"}},
+		{"kubectl symlink, KUBECONFIG", withKC, []string{link, "get", "namespaces", "-o", "name"}},
+		{"orch kubectl --kubeconfig", env, []string{bin, "kubectl", "--kubeconfig", s.Kubeconfig,
+			"get", "namespaces", "-o", "name"}},
+		{"kubectl symlink --kubeconfig=", env, []string{link, "--kubeconfig=" + s.Kubeconfig,
+			"get", "namespaces", "-o", "name"}},
+	} {
+		out, stderr, err := run(tc.env, tc.argv[0], tc.argv[1:]...)
+		if err != nil {
+			t.Errorf("%s: %q: %v\nstderr: %s", tc.name, tc.argv, err, stderr)
+			continue
+		}
+		for _, want := range []string{"namespace/default\n", "namespace/kube-system\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: %q printed\n%s\nwant it to contain %q", tc.name, tc.argv, out, want)
+			}
+		}
+	}
+
+	// kubectl's flags reach kubectl, not urfave: -o jsonpath and -n.
+	out, stderr, err := run(withKC, bin, "kubectl", "-n", "kube-system", "get", "namespace", "default",
+		"-o", "jsonpath={.metadata.name}")
+	if err != nil || out != "default" {
+		t.Errorf("orch kubectl get namespace default -o jsonpath: out %q, err %v, stderr %s", out, err, stderr)
+	}
+	// kubectl's errors and exit status come through.
+	_, stderr, err = run(withKC, bin, "kubectl", "get", "nosuchkind")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr, "nosuchkind") {
+		t.Errorf("orch kubectl get nosuchkind: err %v, stderr %q; want exit status 1 naming the kind", err, stderr)
+	}
+}
+
+// envWithout returns the test process's environment without the given keys.
+func envWithout(keys ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		drop := false
+		for _, key := range keys {
+			drop = drop || k == key
+		}
+		if !drop {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
