@@ -12,6 +12,9 @@ import (
 	"k8s.io/kubectl/pkg/cmd"
 	"k8s.io/kubectl/pkg/cmd/plugin"
 	"k8s.io/kubectl/pkg/cmd/util"
+
+	// Before kubectl's packages: no translation catalog unless running kubectl.
+	_ "github.com/orch/orch/internal/kubectl/i18nlazy"
 )
 
 // Run runs upstream kubectl with args (kubectl's arguments, without the
