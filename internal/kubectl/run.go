@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -22,6 +24,10 @@ import (
 // kubeconfig (see ChooseKubeconfig). Like kubectl it exits the process on
 // failure, with kubectl's exit code and message.
 func Run(args []string) {
+	// Ctrl-C ends kubectl (get -w, logs -f) as it does upstream kubectl:
+	// undo main's signal.NotifyContext; kubectl installs its own handlers
+	// where it needs them (port-forward, exec).
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
 	choice := ChooseKubeconfig(args, OSEnv{}, DefaultAdminKubeconfig)
 	applyChoice(choice, os.Setenv, os.Stderr)
 	argv := append([]string{"kubectl"}, args...)

@@ -1,13 +1,16 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/orch/orch/test/testutil"
 )
@@ -88,4 +91,40 @@ func envWithout(keys ...string) []string {
 		}
 	}
 	return env
+}
+
+func init() { register("kubectl-embedded-interrupt", testEmbeddedKubectlInterrupt) }
+
+// testEmbeddedKubectlInterrupt checks that SIGINT ends `orch kubectl proxy`
+// (which has no signal handler of its own) as it ends upstream kubectl:
+// orch's main must not keep catching the signal for kubectl.
+func testEmbeddedKubectlInterrupt(t *testing.T, s *testutil.Server) {
+	dir := t.TempDir()
+	cmd := exec.Command(testutil.Binary(t), "kubectl", "proxy", "--port", "0", "--address", "127.0.0.1")
+	cmd.Env = append(envWithout("KUBECONFIG", "HOME"), "HOME="+dir, "KUBECONFIG="+s.Kubeconfig)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err, "stdout pipe")
+	must(t, cmd.Start(), "starting orch kubectl proxy")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "Starting to serve on 127.0.0.1:") {
+		t.Fatalf("orch kubectl proxy printed %q (%v), want Starting to serve on 127.0.0.1:<port>", line, err)
+	}
+	must(t, cmd.Process.Signal(os.Interrupt), "SIGINT")
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+			t.Errorf("orch kubectl proxy ended with %v after SIGINT, want killed by SIGINT", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("orch kubectl proxy still runs a minute after SIGINT")
+	}
 }
