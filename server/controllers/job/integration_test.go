@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/server/controllers/kit/kittest"
@@ -54,10 +55,22 @@ func getJob(t *testing.T, cs kubernetes.Interface, name string) *batchv1.Job {
 }
 
 // finish sets a pod's phase as its kubelet would.
+// finish sets pod p's phase, as a kubelet would: on the pod as it is now,
+// since the controller may have changed it (e.g. its tracking finalizer)
+// since p was listed.
 func finish(t *testing.T, cs kubernetes.Interface, p corev1.Pod, phase corev1.PodPhase) {
 	t.Helper()
-	p.Status.Phase = phase
-	if _, err := cs.CoreV1().Pods("default").UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
+	pods := cs.CoreV1().Pods("default")
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := pods.Get(context.Background(), p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Phase = phase
+		_, err = pods.UpdateStatus(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
