@@ -1,7 +1,6 @@
 package pki
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,19 +38,12 @@ func WriteAgentToken(path string, caPEM []byte, given, serverSecret string, log 
 		return "", fmt.Errorf("--agent-token: %w: it must differ from the server token", ErrInvalidToken)
 	}
 	token := FormatAgentToken(hash, secret)
-	old, err := readOptional(path)
+	wrote, err := writeTokenFile(path, token, "agent token")
 	if err != nil {
 		return "", err
 	}
-	if bytes.Equal(bytes.TrimSpace(old), []byte(token)) {
-		return token, nil
+	if wrote {
+		log.Info("wrote agent token", zap.String("path", path))
 	}
-	if err := ensureParentDir(path); err != nil {
-		return "", err
-	}
-	if err := writeFileAtomic(path, []byte(token+"\n"), tokenFileMode); err != nil {
-		return "", fmt.Errorf("write agent token: %w", err)
-	}
-	log.Info("wrote agent token", zap.String("path", path))
 	return token, nil
 }

@@ -136,21 +136,33 @@ func LoadOrCreateToken(path string, caPEM []byte, given string, log *zap.Logger)
 		return "", err
 	}
 	token := FormatToken(hash, secret)
-	old, err := readOptional(path)
+	wrote, err := writeTokenFile(path, token, "join token")
 	if err != nil {
 		return "", err
 	}
+	if wrote {
+		log.Info("wrote join token", zap.String("path", path), zap.String("source", source))
+	}
+	return token, nil
+}
+
+// writeTokenFile stores token in path (mode 0600) unless the file already
+// holds it, and reports whether it wrote; what names the token in errors.
+func writeTokenFile(path, token, what string) (bool, error) {
+	old, err := readOptional(path)
+	if err != nil {
+		return false, err
+	}
 	if bytes.Equal(bytes.TrimSpace(old), []byte(token)) {
-		return token, nil
+		return false, nil
 	}
 	if err := ensureParentDir(path); err != nil {
-		return "", err
+		return false, err
 	}
 	if err := writeFileAtomic(path, []byte(token+"\n"), tokenFileMode); err != nil {
-		return "", fmt.Errorf("write join token: %w", err)
+		return false, fmt.Errorf("write %s: %w", what, err)
 	}
-	log.Info("wrote join token", zap.String("path", path), zap.String("source", source))
-	return token, nil
+	return true, nil
 }
 
 // tokenSecret picks the secret: the given one, the stored one or a new one.
