@@ -10,13 +10,12 @@ import (
 // appliedIndex publishes the FSM's last applied raft index to readers that
 // wait for it (read-index reads on any server).
 type appliedIndex struct {
-	idx atomic.Uint64
-	mu  sync.Mutex
-	ch  chan struct{} // closed and replaced at every advance
+	idx      atomic.Uint64
+	advanced *broadcast // fired at every advance
 }
 
 func newAppliedIndex(start uint64) *appliedIndex {
-	a := &appliedIndex{ch: make(chan struct{})}
+	a := &appliedIndex{advanced: newBroadcast()}
 	a.idx.Store(start)
 	return a
 }
@@ -24,10 +23,29 @@ func newAppliedIndex(start uint64) *appliedIndex {
 // set records a new applied index and wakes the waiters.
 func (a *appliedIndex) set(i uint64) {
 	a.idx.Store(i)
-	a.mu.Lock()
-	close(a.ch)
-	a.ch = make(chan struct{})
-	a.mu.Unlock()
+	a.advanced.fire()
+}
+
+// broadcast wakes every waiter at once: next returns a channel that the
+// following fire closes.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{} // closed and replaced at every fire
+}
+
+func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
+
+func (b *broadcast) next() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcast) fire() {
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
 }
 
 // wait blocks until reached(i) holds (checked at every advance and every
@@ -35,9 +53,7 @@ func (a *appliedIndex) set(i uint64) {
 func (a *appliedIndex) wait(ctx context.Context, i uint64, done <-chan struct{}, reached func(uint64) bool) error {
 	var tick <-chan time.Time
 	for {
-		a.mu.Lock()
-		ch := a.ch
-		a.mu.Unlock()
+		ch := a.advanced.next()
 		if reached(i) {
 			return nil
 		}

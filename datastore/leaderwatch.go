@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/hashicorp/raft"
 )
@@ -15,25 +14,9 @@ import (
 var ErrLeaderChanged = errors.New("the raft leader changed while the call was in flight")
 
 // leaderWatch broadcasts raft's leader observations.
-type leaderWatch struct {
-	mu sync.Mutex
-	ch chan struct{} // closed and replaced at every observation
-}
+type leaderWatch struct{ *broadcast }
 
-func newLeaderWatch() *leaderWatch { return &leaderWatch{ch: make(chan struct{})} }
-
-func (w *leaderWatch) next() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.ch
-}
-
-func (w *leaderWatch) fire() {
-	w.mu.Lock()
-	close(w.ch)
-	w.ch = make(chan struct{})
-	w.mu.Unlock()
-}
+func newLeaderWatch() *leaderWatch { return &leaderWatch{newBroadcast()} }
 
 // observeLeaders feeds s.leaders from raft's observations until the store
 // closes.
