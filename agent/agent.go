@@ -209,6 +209,9 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	defer startDNS(ctx, cfg, log, client)()
 	stopNode := keepNode(ctx, cfg, log, client, ctrd, netm, nodeCfg, podCIDR)
 	defer stopNode()
+	if cfg.Ready != nil {
+		cfg.Ready()
+	}
 	return runPods(ctx, cfg, log, client, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
 }
 

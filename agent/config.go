@@ -34,6 +34,9 @@ type Config struct {
 	// "nodefs.available<10%,..."; see node.ParseThresholds).
 	EvictionHard string
 	Debug        bool
+	// Ready, when set, is called once the node is registered and its host
+	// network is set up, before pods start (the CLI tells systemd).
+	Ready func()
 
 	// Cluster settings the agent needs (the server's defaults).
 	ClusterCIDR   string // 10.42.0.0/16

@@ -1,58 +1,141 @@
 #!/bin/sh
-# install.sh: install orch as a service, k3s style:
+# install.sh: install orch as a service, k3s style.
 #
-#   curl -sfL https://<host>/install.sh | sh -                     # server
-#   curl -sfL ... | ORCH_URL=https://srv:6443 ORCH_TOKEN=K10... sh -   # agent
-#   ./scripts/install.sh                                          # from a checkout
+#   curl -sfL <release-host>/install.sh | sh -                            # a server
+#   curl -sfL <release-host>/install.sh | ORCH_URL=https://srv:6443 ORCH_TOKEN=K10... sh -   # an agent
+#   curl -sfL <release-host>/install.sh | INSTALL_ORCH_EXEC="server --cluster-init" sh -
+#   ./scripts/install.sh                                                  # from a checkout
 #
-# The binary comes from, in order: ORCH_BINARY (a local file); a build of the
-# source tree this script sits in (when run from a checkout with go in PATH);
-# ORCH_RELEASE_URL (downloaded with curl). It is installed as
-# $ORCH_BIN_DIR/orch. /etc/orch/config.yaml is written when absent. When
-# systemd runs, the unit orch.service (`orch server`) or, with ORCH_URL and
-# ORCH_TOKEN, orch-agent.service (`orch agent`) is written, enabled and
-# (re)started.
+# It downloads the release binary for this machine's arch and its
+# sha256sum-<arch>.txt, verifies the checksum before anything on the box is
+# changed, installs the binary, orch-killall.sh and orch-uninstall.sh,
+# installs containerd and runc from the distribution when they are missing,
+# checks the kernel (orch check-config), writes /etc/orch/config.yaml when
+# absent, and writes, enables and starts a systemd unit (Type=notify) or,
+# on Alpine, an OpenRC service. Run again with nothing changed it changes
+# nothing and does not restart the service.
 #
-# Environment:
-#   ORCH_BINARY               path of an orch binary to install
-#   ORCH_RELEASE_URL          URL of a release binary (only used as last resort)
-#   ORCH_URL, ORCH_TOKEN      join an existing server as an agent
-#   ORCH_BIN_DIR              default /usr/local/bin
-#   ORCH_ROOT                 install under this root instead of / (tests);
-#                             implies no systemctl calls
-#   INSTALL_ORCH_EXEC         extra arguments for the service command
-#   INSTALL_ORCH_SYSTEMD      auto (default), true or false: write the unit?
-#   INSTALL_ORCH_SKIP_ENABLE  true: do not enable the service
-#   INSTALL_ORCH_SKIP_START   true: do not (re)start the service
+# Where the binary comes from, first match wins:
+#   INSTALL_ORCH_SKIP_DOWNLOAD=true  the binary already in the bin dir (air gap)
+#   ORCH_BINARY=<file>               a local file
+#   ORCH_RELEASE_URL set             a release host (docs/releases.md)
+#   a checkout with go in PATH       built from the checkout this script is in
+#   otherwise                        the default release host
+#
+# Environment (k3s's names, K3S -> ORCH):
+#   ORCH_RELEASE_URL            release host, <base>/<version>/<asset> and
+#                               <base>/channels/<channel> (default $DEFAULT_RELEASE_URL)
+#   INSTALL_ORCH_VERSION        version to install (default: the channel's)
+#   INSTALL_ORCH_CHANNEL        channel (default stable)
+#   INSTALL_ORCH_BIN_DIR        where orch and the scripts go (default /usr/local/bin)
+#   INSTALL_ORCH_SKIP_DOWNLOAD  true: install no binary, use the one in the bin dir
+#   INSTALL_ORCH_EXEC           command and flags: "server --cluster-init",
+#                               "agent", or flags only (for the default command)
+#   ORCH_URL, ORCH_TOKEN, ORCH_TOKEN_FILE
+#                               the server to join: an agent by default
+#   INSTALL_ORCH_NAME           service name orch-<name> (default orch / orch-agent)
+#   INSTALL_ORCH_SKIP_ENABLE    true: do not enable the service
+#   INSTALL_ORCH_SKIP_START     true: do not start it
+#   INSTALL_ORCH_SYMLINK        auto (default: kubectl and ctr links to orch
+#                               where no such command exists), skip, or force
+#   INSTALL_ORCH_SKIP_DEPS      true: do not install containerd/runc
+#   INSTALL_ORCH_INIT           auto (default), systemd, openrc or none
+#   INSTALL_ORCH_SYSTEMD        true or false: the same as INIT systemd / none
+#   ORCH_ROOT                   install under this root instead of / (tests);
+#                               calls no systemctl or package manager
+#   ORCH_ARCH                   the machine name uname -m would print (tests)
 set -eu
+
+DEFAULT_RELEASE_URL=https://github.com/orch/orch/releases/download
 
 info() { printf '[INFO]  %s\n' "$*" >&2; }
 fatal() { printf '[ERROR] %s\n' "$*" >&2; exit 1; }
 
 ROOT="${ORCH_ROOT:-}"
-BIN_DIR="${ORCH_BIN_DIR:-/usr/local/bin}"
+BIN_DIR="${INSTALL_ORCH_BIN_DIR:-${ORCH_BIN_DIR:-/usr/local/bin}}"
 CONFIG_DIR="$ROOT/etc/orch"
 UNIT_DIR="$ROOT/etc/systemd/system"
+INIT_DIR="$ROOT/etc/init.d"
 TMP_DIR=""
+CHANGED=""
 
 cleanup() { if [ -n "$TMP_DIR" ]; then rm -rf "$TMP_DIR"; fi; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+is_true() { [ "${1:-false}" = true ]; }
+
+# setup_mode sets CMD (server or agent), ARGS (the rest of
+# INSTALL_ORCH_EXEC) and SERVICE from the environment.
 setup_mode() {
-	if [ -n "${ORCH_URL:-}" ] || [ -n "${ORCH_TOKEN:-}" ]; then
-		[ -n "${ORCH_URL:-}" ] || fatal "ORCH_TOKEN is set but ORCH_URL is not"
-		[ -n "${ORCH_TOKEN:-}" ] || fatal "ORCH_URL is set but ORCH_TOKEN is not"
+	# shellcheck disable=SC2086 # INSTALL_ORCH_EXEC is a word list
+	set -- ${INSTALL_ORCH_EXEC:-}
+	case "${1:-}" in
+	server | agent) CMD=$1; shift ;;
+	*) if [ -n "${ORCH_URL:-}" ]; then CMD=agent; else CMD=server; fi ;;
+	esac
+	ARGS="$*"
+	if [ "$CMD" = agent ]; then
+		[ -n "${ORCH_URL:-}" ] || fatal "an agent needs ORCH_URL (https://server:6443)"
+		[ -n "${ORCH_TOKEN:-}${ORCH_TOKEN_FILE:-}" ] || fatal "an agent needs ORCH_TOKEN or ORCH_TOKEN_FILE"
+	fi
+	if [ -n "${ORCH_URL:-}" ]; then
 		case "$ORCH_URL" in https://*) ;; *) fatal "ORCH_URL must be an https:// URL, got $ORCH_URL" ;; esac
-		case "$ORCH_TOKEN$ORCH_URL" in
-		*[!A-Za-z0-9:._~+/=@%\[\]-]*) fatal "ORCH_URL or ORCH_TOKEN holds characters unsafe for a systemd EnvironmentFile" ;;
-		esac
-		CMD=agent
+	fi
+	case "${ORCH_TOKEN:-}${ORCH_URL:-}${ORCH_TOKEN_FILE:-}" in
+	*[!A-Za-z0-9:._~+/=@%\[\]-]*) fatal "ORCH_URL, ORCH_TOKEN or ORCH_TOKEN_FILE holds characters unsafe for an environment file" ;;
+	esac
+	case "$ARGS" in *[\"\'\\\$\`]*) fatal "INSTALL_ORCH_EXEC may not hold quotes, backslashes, \$ or backquotes: $ARGS" ;; esac
+	if [ -n "${INSTALL_ORCH_NAME:-}" ]; then
+		case "$INSTALL_ORCH_NAME" in *[!a-z0-9-]* | -*) fatal "INSTALL_ORCH_NAME must be lower-case letters, digits and -: $INSTALL_ORCH_NAME" ;; esac
+		SERVICE="orch-$INSTALL_ORCH_NAME"
+	elif [ "$CMD" = agent ]; then
 		SERVICE=orch-agent
 	else
-		CMD=server
 		SERVICE=orch
 	fi
+}
+
+# setup_init picks the service manager: systemd, openrc or none
+# (INSTALL_ORCH_INIT; INSTALL_ORCH_SYSTEMD=true/false as before).
+setup_init() {
+	INIT=${INSTALL_ORCH_INIT:-auto}
+	case "${INSTALL_ORCH_SYSTEMD:-auto}" in
+	true) INIT=systemd ;;
+	false) [ "$INIT" != auto ] || INIT=none ;;
+	auto) ;;
+	*) fatal "INSTALL_ORCH_SYSTEMD must be auto, true or false" ;;
+	esac
+	case "$INIT" in
+	systemd | openrc | none) ;;
+	auto)
+		INIT=none
+		if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+			INIT=systemd
+		elif command -v openrc-run >/dev/null 2>&1 || [ -x /sbin/openrc-run ]; then
+			INIT=openrc
+		fi
+		;;
+	*) fatal "INSTALL_ORCH_INIT must be auto, systemd, openrc or none" ;;
+	esac
+}
+
+# setup_arch sets ARCH (amd64, arm64, arm) and SUFFIX (the binary's name
+# suffix on the release host).
+setup_arch() {
+	arch=${ORCH_ARCH:-$(uname -m)}
+	case "$arch" in
+	x86_64 | amd64) ARCH=amd64; SUFFIX="" ;;
+	aarch64 | arm64)
+		if [ "$(getconf LONG_BIT 2>/dev/null || echo 64)" = 32 ]; then
+			ARCH=arm; SUFFIX=-armhf
+		else
+			ARCH=arm64; SUFFIX=-arm64
+		fi
+		;;
+	arm*) ARCH=arm; SUFFIX=-armhf ;;
+	*) fatal "unsupported architecture $arch (orch releases are for amd64, arm64 and armv7)" ;;
+	esac
 }
 
 # checkout_dir prints the source tree this script belongs to, if any.
@@ -64,41 +147,131 @@ checkout_dir() {
 	fi
 }
 
-# obtain_binary leaves the binary to install in $TMP_DIR/orch.
+download() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -sfL -o "$1" "$2"
+	elif command -v wget >/dev/null 2>&1; then
+		wget -qO "$1" "$2"
+	else
+		fatal "neither curl nor wget found"
+	fi
+}
+
+# resolve_version sets VERSION from INSTALL_ORCH_VERSION or the channel.
+resolve_version() {
+	if [ -n "${INSTALL_ORCH_VERSION:-}" ]; then
+		VERSION=$INSTALL_ORCH_VERSION
+	else
+		channel=${INSTALL_ORCH_CHANNEL:-stable}
+		download "$TMP_DIR/channel" "$RELEASE_URL/channels/$channel" ||
+			fatal "cannot read channel $channel at $RELEASE_URL/channels/$channel"
+		VERSION=$(head -n 1 "$TMP_DIR/channel" | tr -d '\r')
+	fi
+	case "$VERSION" in
+	"" | *[!A-Za-z0-9._+-]*) fatal "bad version '$VERSION'" ;;
+	esac
+}
+
+# download_release fetches and verifies the binary; nothing on the box is
+# touched until the checksum matches.
+download_release() {
+	RELEASE_URL=${ORCH_RELEASE_URL:-$DEFAULT_RELEASE_URL}
+	RELEASE_URL=${RELEASE_URL%/}
+	resolve_version
+	bin="orch$SUFFIX"
+	info "downloading orch $VERSION ($ARCH) from $RELEASE_URL"
+	download "$TMP_DIR/sha256sum.txt" "$RELEASE_URL/$VERSION/sha256sum-$ARCH.txt" ||
+		fatal "download of $RELEASE_URL/$VERSION/sha256sum-$ARCH.txt failed"
+	download "$TMP_DIR/orch" "$RELEASE_URL/$VERSION/$bin" ||
+		fatal "download of $RELEASE_URL/$VERSION/$bin failed"
+	want=$(awk -v f="$bin" '$2 == f || $2 == "*" f { print $1; exit }' "$TMP_DIR/sha256sum.txt")
+	[ -n "$want" ] || fatal "sha256sum-$ARCH.txt has no line for $bin"
+	got=$(sha256_of "$TMP_DIR/orch")
+	[ "$got" = "$want" ] || fatal "checksum mismatch for $bin: got $got, sha256sum-$ARCH.txt says $want; nothing was installed"
+	info "verified sha256 $got"
+}
+
+sha256_of() {
+	if command -v sha256sum >/dev/null 2>&1; then
+		sha256sum "$1" | cut -d' ' -f1
+	elif command -v shasum >/dev/null 2>&1; then
+		shasum -a 256 "$1" | cut -d' ' -f1
+	else
+		fatal "no sha256sum or shasum to verify the download"
+	fi
+}
+
+# obtain_binary leaves the binary to install in $TMP_DIR/orch, or sets
+# SKIP_BINARY when the one in the bin dir is to be used.
 obtain_binary() {
 	TMP_DIR=$(mktemp -d "${TMPDIR:-/tmp}/orch-install.XXXXXX")
+	SKIP_BINARY=""
 	src=$(checkout_dir)
-	if [ -n "${ORCH_BINARY:-}" ]; then
+	if is_true "${INSTALL_ORCH_SKIP_DOWNLOAD:-}"; then
+		[ -x "$ROOT$BIN_DIR/orch" ] || fatal "INSTALL_ORCH_SKIP_DOWNLOAD=true but $ROOT$BIN_DIR/orch is not an executable"
+		info "using the binary already at $BIN_DIR/orch"
+		SKIP_BINARY=true
+		return
+	elif [ -n "${ORCH_BINARY:-}" ]; then
 		[ -f "$ORCH_BINARY" ] || fatal "ORCH_BINARY=$ORCH_BINARY is not a file"
 		info "using binary $ORCH_BINARY"
 		cp "$ORCH_BINARY" "$TMP_DIR/orch"
-	elif [ -n "$src" ] && command -v go >/dev/null 2>&1; then
+	elif [ -z "${ORCH_RELEASE_URL:-}" ] && [ -n "$src" ] && command -v go >/dev/null 2>&1; then
 		info "building orch from $src"
 		(cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TMP_DIR/orch" .) ||
 			fatal "go build failed in $src"
-	elif [ -n "${ORCH_RELEASE_URL:-}" ]; then
-		info "downloading $ORCH_RELEASE_URL"
-		curl -sfL -o "$TMP_DIR/orch" "$ORCH_RELEASE_URL" || fatal "download of $ORCH_RELEASE_URL failed"
 	else
-		fatal "no binary: set ORCH_BINARY or ORCH_RELEASE_URL, or run from a checkout with go installed"
+		download_release
 	fi
 	chmod 0755 "$TMP_DIR/orch"
 }
 
+# put installs file $1 as $2 with mode $3 when its content or mode differs,
+# and records the change in CHANGED.
+put() {
+	if [ -f "$2" ] && cmp -s "$1" "$2" && [ "$(stat -c %a "$2")" = "${3#0}" ]; then
+		rm -f "$1"
+		return 1
+	fi
+	chmod "$3" "$1"
+	mv -f "$1" "$2"
+	CHANGED="$CHANGED $2"
+	info "wrote $2"
+}
+
 install_binary() {
-	dest="$ROOT$BIN_DIR/orch"
+	[ -z "$SKIP_BINARY" ] || return 0
 	mkdir -p "$ROOT$BIN_DIR"
-	cp "$TMP_DIR/orch" "$dest.tmp.$$"
-	chmod 0755 "$dest.tmp.$$"
-	mv -f "$dest.tmp.$$" "$dest"
-	info "installed $dest"
+	cp "$TMP_DIR/orch" "$ROOT$BIN_DIR/.orch.tmp.$$"
+	put "$ROOT$BIN_DIR/.orch.tmp.$$" "$ROOT$BIN_DIR/orch" 0755 || info "$BIN_DIR/orch is up to date"
+}
+
+# create_symlinks links kubectl and ctr to orch (INSTALL_ORCH_SYMLINK).
+create_symlinks() {
+	mode=${INSTALL_ORCH_SYMLINK:-auto}
+	case "$mode" in auto | skip | force) ;; *) fatal "INSTALL_ORCH_SYMLINK must be auto, skip or force" ;; esac
+	[ "$mode" != skip ] || return 0
+	for cmd in kubectl ctr; do
+		link="$ROOT$BIN_DIR/$cmd"
+		if [ "$cmd" = ctr ] && ! "$ROOT$BIN_DIR/orch" ctr --help >/dev/null 2>&1; then
+			continue
+		fi
+		if [ -L "$link" ] && [ "$(readlink "$link")" = "$BIN_DIR/orch" ]; then
+			continue
+		fi
+		if [ "$mode" = auto ] && { [ -e "$link" ] || [ -L "$link" ] || { [ -z "$ROOT" ] && command -v "$cmd" >/dev/null 2>&1; }; }; then
+			info "skipping the $cmd symlink: $cmd already exists (INSTALL_ORCH_SYMLINK=force replaces it)"
+			continue
+		fi
+		ln -sf "$BIN_DIR/orch" "$link"
+		info "symlinked $BIN_DIR/$cmd to orch"
+	done
 }
 
 write_config() {
 	mkdir -p "$CONFIG_DIR"
 	cfg="$CONFIG_DIR/config.yaml"
 	if [ -e "$cfg" ]; then
-		info "keeping existing $cfg"
 		return
 	fi
 	(
@@ -106,6 +279,7 @@ write_config() {
 		cat >"$cfg.tmp.$$" <<'CONFIG'
 # orch configuration, read by `orch server` and `orch agent`.
 # Keys are the command-line flag names; flags given on the command line win.
+# Files in /etc/orch/config.yaml.d/*.yaml are merged over this one in order.
 # Examples (defaults shown):
 # data-dir: /var/lib/orch
 # write-kubeconfig-mode: "0600"
@@ -113,54 +287,90 @@ write_config() {
 #   - orch.example.com
 CONFIG
 	)
-	chmod 0600 "$cfg.tmp.$$"
-	mv -f "$cfg.tmp.$$" "$cfg"
-	info "wrote $cfg"
+	put "$cfg.tmp.$$" "$cfg" 0600
 }
 
-systemd_wanted() {
-	case "${INSTALL_ORCH_SYSTEMD:-auto}" in
-	true) return 0 ;;
-	false) return 1 ;;
-	auto) [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1 ;;
-	*) fatal "INSTALL_ORCH_SYSTEMD must be auto, true or false" ;;
-	esac
+# install_deps installs containerd and runc from the distribution when the
+# agent would need them and they are missing.
+install_deps() {
+	is_true "${INSTALL_ORCH_SKIP_DEPS:-}" && return 0
+	[ -z "$ROOT" ] || return 0
+	case " $ARGS " in *" --container-runtime-endpoint"*) return 0 ;; esac
+	if [ "$CMD" = server ]; then
+		case " $ARGS " in *" --disable-agent "*) return 0 ;; esac
+	fi
+	missing=""
+	command -v containerd >/dev/null 2>&1 || missing="$missing containerd"
+	command -v runc >/dev/null 2>&1 || missing="$missing runc"
+	[ -n "$missing" ] || return 0
+	info "installing$missing from the distribution"
+	if command -v apt-get >/dev/null 2>&1; then
+		# The first try uses what apt has cached (an offline box); then update.
+		# shellcheck disable=SC2086 # a list of packages
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 ||
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null; } ||
+			fatal "apt-get install$missing failed"
+	elif command -v dnf >/dev/null 2>&1; then
+		# shellcheck disable=SC2086
+		dnf install -y -q $missing || fatal "dnf install$missing failed (on RHEL, add a repository with containerd first)"
+	elif command -v apk >/dev/null 2>&1; then
+		# shellcheck disable=SC2086
+		apk add --no-cache $missing >/dev/null || fatal "apk add$missing failed (containerd is in Alpine's community repository)"
+	else
+		fatal "containerd and runc are missing and no apt-get, dnf or apk was found: install them first"
+	fi
+	stop_distro_containerd "$missing"
 }
 
-# write_env_file stores the join settings of an agent, readable by root only.
+# stop_distro_containerd: orch runs its own containerd; the distribution's
+# service, when this script installed it, would only cost memory.
+stop_distro_containerd() {
+	case "$1" in *containerd*) ;; *) return 0 ;; esac
+	if [ "$INIT" = systemd ]; then
+		systemctl disable --now containerd.service >/dev/null 2>&1 || true
+	elif [ "$INIT" = openrc ]; then
+		rc-service containerd stop >/dev/null 2>&1 || true
+		rc-update del containerd default >/dev/null 2>&1 || true
+	fi
+	info "orch runs its own containerd: the distribution's containerd service is disabled"
+}
+
+# write_env_file stores the join settings, readable by root only.
 write_env_file() {
-	env_file="$UNIT_DIR/$SERVICE.service.env"
+	f=$1
 	(
 		umask 077
-		: >"$env_file.tmp.$$"
-		if [ "$CMD" = agent ]; then
-			printf 'ORCH_URL=%s\nORCH_TOKEN=%s\n' "$ORCH_URL" "$ORCH_TOKEN" >"$env_file.tmp.$$"
+		: >"$f.tmp.$$"
+		for v in ORCH_URL ORCH_TOKEN ORCH_TOKEN_FILE; do
+			eval "val=\${$v:-}"
+			# shellcheck disable=SC2154 # val is set by the eval above
+			[ -n "$val" ] && printf '%s=%s\n' "$v" "$val" >>"$f.tmp.$$"
+		done
+		if [ "$CMD" = server ] && [ -n "${ORCH_URL:-}" ]; then
+			printf 'ORCH_SERVER=%s\n' "$ORCH_URL" >>"$f.tmp.$$"
 		fi
 	)
-	chmod 0600 "$env_file.tmp.$$"
-	mv -f "$env_file.tmp.$$" "$env_file"
+	put "$f.tmp.$$" "$f" 0600 || true
 }
 
-write_unit() {
+exec_line() { printf '%s\n' "$BIN_DIR/orch $CMD${ARGS:+ $ARGS}"; }
+
+write_systemd_unit() {
 	mkdir -p "$UNIT_DIR"
-	write_env_file
-	after="network-online.target"
-	if [ "$CMD" = agent ]; then
-		after="$after containerd.service"
-	fi
-	exec_start="$BIN_DIR/orch $CMD${INSTALL_ORCH_EXEC:+ $INSTALL_ORCH_EXEC}"
+	write_env_file "$UNIT_DIR/$SERVICE.service.env"
 	unit="$UNIT_DIR/$SERVICE.service"
 	cat >"$unit.tmp.$$" <<UNIT
 [Unit]
 Description=orch $CMD: a small Kubernetes-compatible cluster
-Wants=$after
-After=$after
+Documentation=https://github.com/orch/orch
+Wants=network-online.target
+After=network-online.target
 
 [Install]
 WantedBy=multi-user.target
 
 [Service]
-Type=exec
+Type=notify
 EnvironmentFile=-/etc/default/%N
 EnvironmentFile=-/etc/systemd/system/%N.service.env
 KillMode=process
@@ -174,39 +384,100 @@ Restart=always
 RestartSec=5s
 ExecStartPre=-/sbin/modprobe br_netfilter
 ExecStartPre=-/sbin/modprobe overlay
-ExecStart=$exec_start
+ExecStart=$(exec_line)
 UNIT
-	chmod 0644 "$unit.tmp.$$"
-	mv -f "$unit.tmp.$$" "$unit"
-	info "wrote $unit"
+	put "$unit.tmp.$$" "$unit" 0644 || true
 }
 
+write_openrc_script() {
+	mkdir -p "$INIT_DIR" "$CONFIG_DIR"
+	write_env_file "$CONFIG_DIR/$SERVICE.env"
+	script="$INIT_DIR/$SERVICE"
+	# shellcheck disable=SC2016 # $RC_SVCNAME etc. are expanded by OpenRC
+	{
+		printf '#!/sbin/openrc-run\n# written by orch'"'"'s install.sh\n'
+		printf 'description="orch %s: a small Kubernetes-compatible cluster"\n' "$CMD"
+		printf 'command=%s\n' "$BIN_DIR/orch"
+		printf 'command_args="%s"\n' "$CMD${ARGS:+ $ARGS}"
+		cat <<'OPENRC'
+supervisor=supervise-daemon
+respawn_delay=5
+respawn_max=0
+output_log="/var/log/${RC_SVCNAME}.log"
+error_log="/var/log/${RC_SVCNAME}.log"
+pidfile="/run/${RC_SVCNAME}.pid"
+rc_ulimit="-n 1048576 -u unlimited"
+
+depend() {
+	after network-online
+	want cgroups
+}
+
+start_pre() {
+	modprobe br_netfilter 2>/dev/null || true
+	modprobe overlay 2>/dev/null || true
+	if [ -f "/etc/orch/${RC_SVCNAME}.env" ]; then
+		set -a
+		. "/etc/orch/${RC_SVCNAME}.env"
+		set +a
+	fi
+}
+OPENRC
+	} >"$script.tmp.$$"
+	put "$script.tmp.$$" "$script" 0755 || true
+}
+
+# start_service enables and starts the service; with nothing changed and
+# the service running it does nothing.
 start_service() {
-	if [ -n "$ROOT" ] || ! command -v systemctl >/dev/null 2>&1 || [ ! -d /run/systemd/system ]; then
-		info "not calling systemctl (no running systemd or ORCH_ROOT set)"
+	if [ -n "$ROOT" ]; then
+		info "ORCH_ROOT is set: not starting anything"
 		return
 	fi
-	systemctl daemon-reload
-	if [ "${INSTALL_ORCH_SKIP_ENABLE:-false}" != true ]; then
-		systemctl enable "$SERVICE.service" >/dev/null
-		info "enabled $SERVICE.service"
-	fi
-	if [ "${INSTALL_ORCH_SKIP_START:-false}" != true ]; then
-		systemctl restart "$SERVICE.service"
-		info "started $SERVICE.service"
-	fi
+	case "$INIT" in
+	systemd) start_systemd ;;
+	openrc) start_openrc ;;
+	esac
 }
 
-# write_script writes an executable script $1 whose first line after the
-# shebang is $2 (its defaults) and whose body is the output of $3.
+start_systemd() {
+	[ -z "$CHANGED" ] || systemctl daemon-reload
+	if ! is_true "${INSTALL_ORCH_SKIP_ENABLE:-}"; then
+		systemctl enable "$SERVICE.service" >/dev/null 2>&1 || fatal "systemctl enable $SERVICE failed"
+	fi
+	is_true "${INSTALL_ORCH_SKIP_START:-}" && return 0
+	if [ -z "$CHANGED" ] && systemctl is-active --quiet "$SERVICE.service"; then
+		info "$SERVICE.service is running and nothing changed: not restarting it"
+		return
+	fi
+	info "starting $SERVICE.service (returns when orch is ready)"
+	systemctl restart "$SERVICE.service" || fatal "$SERVICE.service did not start: journalctl -u $SERVICE"
+	info "$SERVICE.service is running"
+}
+
+start_openrc() {
+	if ! is_true "${INSTALL_ORCH_SKIP_ENABLE:-}"; then
+		rc-update add "$SERVICE" default >/dev/null
+	fi
+	is_true "${INSTALL_ORCH_SKIP_START:-}" && return 0
+	if [ -z "$CHANGED" ] && rc-service "$SERVICE" status >/dev/null 2>&1; then
+		info "$SERVICE is running and nothing changed: not restarting it"
+		return
+	fi
+	rc-service "$SERVICE" restart || fatal "$SERVICE did not start: see /var/log/$SERVICE.log"
+}
+
+# write_script writes an executable script $1 whose lines after the
+# shebang are $2 (its defaults) and whose body is the output of $3. A
+# changed script does not restart the service.
 write_script() {
 	{
 		printf '#!/bin/sh\n# %s, written by orch'"'"'s install.sh.\n%s\n' "${1##*/}" "$2"
 		"$3"
 	} >"$1.tmp.$$"
-	chmod 0755 "$1.tmp.$$"
-	mv -f "$1.tmp.$$" "$1"
-	info "wrote $1"
+	keep=$CHANGED
+	put "$1.tmp.$$" "$1" 0755 || true
+	CHANGED=$keep
 }
 
 # check_host prints `orch check-config`; failures are reported, not fatal.
@@ -217,9 +488,13 @@ check_host() {
 }
 
 write_scripts() {
-	case "$BIN_DIR" in *"'"*) fatal "ORCH_BIN_DIR with a single quote is not supported: $BIN_DIR" ;; esac
-	write_script "$ROOT$BIN_DIR/orch-killall.sh" "ORCH_DEFAULT_BIN='$BIN_DIR/orch'" killall_body
-	write_script "$ROOT$BIN_DIR/orch-uninstall.sh" "ORCH_DEFAULT_BIN_DIR='$BIN_DIR'" uninstall_body
+	case "$BIN_DIR" in *"'"*) fatal "INSTALL_ORCH_BIN_DIR with a single quote is not supported: $BIN_DIR" ;; esac
+	services="orch orch-agent"
+	case " $services " in *" $SERVICE "*) ;; *) services="$services $SERVICE" ;; esac
+	write_script "$ROOT$BIN_DIR/orch-killall.sh" "ORCH_DEFAULT_BIN='$BIN_DIR/orch'
+ORCH_DEFAULT_SERVICES='$services'" killall_body
+	write_script "$ROOT$BIN_DIR/orch-uninstall.sh" "ORCH_DEFAULT_BIN_DIR='$BIN_DIR'
+ORCH_DEFAULT_SERVICES='$services'" uninstall_body
 }
 
 killall_body() {
@@ -247,7 +522,7 @@ NETNS_DIR="${ORCH_NETNS_DIR:-/run/netns}"
 NETNS_PREFIX="${ORCH_NETNS_PREFIX:-orch-}"
 CHAIN_PREFIX="${ORCH_CHAIN_PREFIX:-ORCH-}"
 CGROUP_ROOT="${ORCH_CGROUP_ROOT:-orch}"
-SERVICES="${ORCH_SERVICES-orch orch-agent}"
+SERVICES="${ORCH_SERVICES-$ORCH_DEFAULT_SERVICES}"
 BIN="${ORCH_BIN:-$ORCH_DEFAULT_BIN}"
 
 if [ "$(id -u)" != 0 ]; then
@@ -260,10 +535,12 @@ done
 case "$CGROUP_ROOT" in "" | */* | . | ..) echo "orch-killall.sh: bad ORCH_CGROUP_ROOT" >&2; exit 1 ;; esac
 
 stop_services() {
-	command -v systemctl >/dev/null 2>&1 || return 0
 	for s in $SERVICES; do
-		if systemctl list-unit-files "$s.service" >/dev/null 2>&1; then
+		if command -v systemctl >/dev/null 2>&1 && systemctl list-unit-files "$s.service" >/dev/null 2>&1; then
 			systemctl stop "$s.service" 2>/dev/null || true
+		fi
+		if [ -x "/etc/init.d/$s" ] && command -v rc-service >/dev/null 2>&1; then
+			rc-service "$s" stop >/dev/null 2>&1 || true
 		fi
 	done
 }
@@ -427,7 +704,7 @@ ROOT="${ORCH_ROOT:-}"
 BIN_DIR="${ORCH_BIN_DIR:-$ORCH_DEFAULT_BIN_DIR}"
 DATA_DIR="${ORCH_DATA_DIR:-/var/lib/orch}"
 RUN_DIR="${ORCH_RUN_DIR:-/run/orch}"
-SERVICES="${ORCH_SERVICES-orch orch-agent}"
+SERVICES="${ORCH_SERVICES-$ORCH_DEFAULT_SERVICES}"
 UNIT_DIR="$ROOT/etc/systemd/system"
 
 if [ "$(id -u)" != 0 ]; then
@@ -445,8 +722,13 @@ if [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1; then
 		systemctl reset-failed "$s.service" >/dev/null 2>&1 || true
 	done
 fi
+if [ -z "$ROOT" ] && command -v rc-update >/dev/null 2>&1; then
+	for s in $SERVICES; do
+		if [ -e "/etc/init.d/$s" ]; then rc-update del "$s" default >/dev/null 2>&1 || true; fi
+	done
+fi
 for s in $SERVICES; do
-	rm -f "$UNIT_DIR/$s.service" "$UNIT_DIR/$s.service.env" "$ROOT/etc/init.d/$s"
+	rm -f "$UNIT_DIR/$s.service" "$UNIT_DIR/$s.service.env" "$ROOT/etc/init.d/$s" "$ROOT/var/log/$s.log"
 done
 if [ -z "$ROOT" ] && command -v systemctl >/dev/null 2>&1; then
 	systemctl daemon-reload >/dev/null 2>&1 || true
@@ -478,17 +760,21 @@ main() {
 		fatal "run as root (or set ORCH_ROOT to install under a directory)"
 	fi
 	setup_mode
+	setup_init
+	setup_arch
 	obtain_binary
+	install_deps
 	install_binary
+	create_symlinks
 	write_scripts
 	check_host
 	write_config
-	if systemd_wanted; then
-		write_unit
-		start_service
-	else
-		info "systemd not found: start it yourself with: $BIN_DIR/orch $CMD"
-	fi
+	case "$INIT" in
+	systemd) write_systemd_unit ;;
+	openrc) write_openrc_script ;;
+	none) info "no systemd or OpenRC: start it yourself with: $(exec_line)" ;;
+	esac
+	start_service
 }
 
 main "$@"

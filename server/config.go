@@ -48,6 +48,9 @@ type Config struct {
 	ClusterDNS           string
 	ClusterDomain        string
 	DisableAgent         bool
+	// Ready, when set, is called once the API serves and the kubeconfig is
+	// written (the CLI tells systemd: Type=notify).
+	Ready func()
 	// DisableScheduler and DisableControllerManager leave those loops to
 	// someone else (k3s's flags of the same names).
 	DisableScheduler         bool

@@ -252,6 +252,9 @@ func serveUntilDone(ctx context.Context, cfg Config, p *Parsed, bundle *pki.Bund
 		return err
 	}
 	announce(log, cfg, time.Since(started))
+	if cfg.Ready != nil {
+		cfg.Ready()
+	}
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")

@@ -68,7 +68,11 @@ func agentCommand(ctx context.Context) *ucli.Command {
 				return err
 			}
 			defer closeLog()
-			return agent.Run(ctx, agentConfig(c), log)
+			cfg := agentConfig(c)
+			ready, done := systemdNotifier(ctx, "orch agent", log)
+			defer done()
+			cfg.Ready = ready
+			return agent.Run(ctx, cfg, log)
 		},
 	}
 }

@@ -86,6 +86,9 @@ func serverCommand(ctx context.Context) *ucli.Command {
 				return err
 			}
 			defer closeLog()
+			ready, done := systemdNotifier(ctx, "orch server", log)
+			defer done()
+			cfg.Ready = ready
 			return server.Run(ctx, cfg, log)
 		},
 	}
