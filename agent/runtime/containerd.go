@@ -101,7 +101,8 @@ func StartManagedConfig(ctx context.Context, log *zap.Logger, cfg ManagedConfig)
 }
 
 // configTOML is containerd's config (version 2, read by 1.6 and 1.7): no
-// CRI, no snapshotters we do not use, quiet logs.
+// CRI, no snapshotters we do not use, quiet logs, nothing outside RootDir
+// and StateDir.
 func (m *Managed) configTOML() string {
 	return fmt.Sprintf(`version = 2
 root = %q
@@ -119,7 +120,11 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 
 [debug]
   level = %q
-`, m.cfg.RootDir, m.cfg.StateDir, m.Address(), m.Address()+".ttrpc", m.cfg.LogLevel)
+
+# containerd's default, /opt/containerd, would be a file outside orch's dirs.
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+`, m.cfg.RootDir, m.cfg.StateDir, m.Address(), m.Address()+".ttrpc", m.cfg.LogLevel, filepath.Join(m.cfg.RootDir, "opt"))
 }
 
 func (m *Managed) configPath() string { return filepath.Join(m.cfg.StateDir, "config.toml") }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	runcoptions "github.com/containerd/containerd/api/types/runc/options"
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
@@ -24,7 +25,11 @@ type Options struct {
 	LogDir      string // <data-dir>/agent/logs
 	// FIFODir holds the containers' stdio FIFOs; it must outlive an agent
 	// restart but not a reboot (default DefaultFIFODir).
-	FIFODir     string
+	FIFODir string
+	// RuncRoot is runc's state directory for orch's containers (default:
+	// "runc" beside FIFODir, /run/orch/runc). runc's own default,
+	// /run/containerd/runc, is shared with every containerd on the host.
+	RuncRoot    string
 	LogMaxSize  int64 // bytes; default DefaultLogSize
 	LogMaxFiles int   // default DefaultLogFiles
 }
@@ -59,6 +64,9 @@ func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts O
 	}
 	if opts.FIFODir == "" {
 		opts.FIFODir = DefaultFIFODir
+	}
+	if opts.RuncRoot == "" {
+		opts.RuncRoot = filepath.Join(filepath.Dir(opts.FIFODir), "runc")
 	}
 	if opts.LogMaxSize == 0 {
 		opts.LogMaxSize = DefaultLogSize
@@ -165,7 +173,7 @@ func (r *Containerd) CreateContainer(ctx context.Context, s ContainerSpec) error
 		containerd.WithImage(img),
 		containerd.WithSnapshotter(r.opts.Snapshotter),
 		containerd.WithNewSnapshot(s.ID, img),
-		containerd.WithRuntime("io.containerd.runc.v2", nil),
+		containerd.WithRuntime("io.containerd.runc.v2", &runcoptions.Options{Root: r.opts.RuncRoot}),
 		containerd.WithContainerLabels(labels),
 		containerd.WithNewSpec(specOpts...),
 	)
