@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
-.PHONY: build test unit cross release bench kubectl helm charts cert-manager conformance reliability clean
+.PHONY: build test unit cross release bench kubectl helm charts cert-manager conformance reliability test-install clean
 
 build:
 	$(BUILD) -o $(OUT)/orch .
@@ -74,6 +74,12 @@ reliability:
 	ORCH_RELIABILITY=1 ORCH_RELIABILITY_SERVERS=$(RELIABILITY_SERVERS) ORCH_RELIABILITY_ROUNDS=$(RELIABILITY_ROUNDS) \
 		ORCH_RELIABILITY_REPORT=$(abspath $(OUT))/reliability.md \
 		$(GO) test -count=1 -timeout 0 -v -run TestFaults ./test/reliability/
+
+# test-install installs `make release` output with scripts/install.sh on
+# Debian boxes booted in systemd-nspawn (test/install, as root; a few
+# minutes): server, agent, re-run, wrong checksum, air gap, uninstall.
+test-install:
+	ORCH_TEST_INSTALL=1 $(GO) test -count=1 -timeout 30m -v -run TestSystem ./test/install/
 
 clean:
 	rm -rf $(OUT)

@@ -305,11 +305,7 @@ install_deps() {
 	[ -n "$missing" ] || return 0
 	info "installing$missing from the distribution"
 	if command -v apt-get >/dev/null 2>&1; then
-		# The first try uses what apt has cached (an offline box); then update.
-		# shellcheck disable=SC2086 # a list of packages
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 ||
-			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null; } ||
-			fatal "apt-get install$missing failed"
+		apt_install "$missing"
 	elif command -v dnf >/dev/null 2>&1; then
 		# shellcheck disable=SC2086
 		dnf install -y -q $missing || fatal "dnf install$missing failed (on RHEL, add a repository with containerd first)"
@@ -320,6 +316,26 @@ install_deps() {
 		fatal "containerd and runc are missing and no apt-get, dnf or apk was found: install them first"
 	fi
 	stop_distro_containerd "$missing"
+}
+
+# apt_install installs packages $1 without starting their services
+# (policy-rc.d, Debian's switch for that): orch runs its own containerd,
+# and the distribution's would leave state in /run/containerd,
+# /var/lib/containerd, /opt/containerd and /etc/cni. The first try uses
+# what apt has cached (an offline box); then apt-get update.
+apt_install() {
+	policy=/usr/sbin/policy-rc.d
+	made_policy=""
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\n# written by orch install.sh while it installs packages\nexit 101\n' >"$policy"
+		chmod 0755 "$policy"
+		made_policy=true
+	fi
+	# shellcheck disable=SC2086 # a list of packages
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $1 >/dev/null 2>&1 ||
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $1 >/dev/null; } ||
+		{ [ -z "$made_policy" ] || rm -f "$policy"; fatal "apt-get install$1 failed"; }
+	[ -z "$made_policy" ] || rm -f "$policy"
 }
 
 # stop_distro_containerd: orch runs its own containerd; the distribution's
@@ -618,16 +634,21 @@ remove_links() {
 	done
 }
 
-# clean_table removes the chains named $CHAIN_PREFIX* from one table and
-# the rules of other chains that jump to them. Its variables are prefixed
+# clean_table removes the chains named $CHAIN_PREFIX* from one table, the
+# rules of other chains that jump to them and those that match orch's
+# bridge as their interface. Its variables are prefixed
 # ct_: POSIX sh has no locals.
 clean_table() {
 	ct_cmd=$1 ct_table=$2
 	rules=$("$ct_cmd-save" -t "$ct_table" 2>/dev/null) || return 0
-	printf '%s\n' "$rules" | grep -F -e "$CHAIN_PREFIX" | grep '^-A ' | while IFS= read -r rule; do
+	printf '%s\n' "$rules" | grep -F -e "$CHAIN_PREFIX" -e " $BRIDGE " | grep '^-A ' | while IFS= read -r rule; do
 		chain=$(printf '%s\n' "$rule" | cut -d' ' -f2)
 		case "$chain" in "$CHAIN_PREFIX"*) continue ;; esac
-		case "$rule" in *" -j $CHAIN_PREFIX"* | *" -g $CHAIN_PREFIX"*) ;; *) continue ;; esac
+		case "$rule" in
+		*" -j $CHAIN_PREFIX"* | *" -g $CHAIN_PREFIX"*) ;;
+		*" -i $BRIDGE "* | *" -o $BRIDGE "*) [ -n "$BRIDGE" ] || continue ;;
+		*) continue ;;
+		esac
 		# iptables-save quotes comments the way sh does, except that it
 		# writes ' as \' inside the double quotes.
 		rule=$(printf '%s\n' "$rule" | sed "s/\\\\'/'/g")
@@ -670,6 +691,36 @@ remove_cgroups() {
 	done
 }
 
+# remove_stale_shim_sockets: containerd 1.6/1.7 shims listen in
+# /run/containerd/s whatever the daemon's state dir; a shim killed above
+# leaves its socket file. Only sockets nobody listens on are removed.
+remove_stale_shim_sockets() {
+	dir=/run/containerd/s
+	[ -d "$dir" ] || return 0
+	live=$(awk 'NR > 1 && NF >= 8 { print $8 }' /proc/net/unix)
+	for f in "$dir"/*; do
+		[ -S "$f" ] || continue
+		printf '%s\n' "$live" | grep -q -x -F -e "$f" || rm -f "$f"
+	done
+	rmdir "$dir" 2>/dev/null || true
+	rmdir /run/containerd 2>/dev/null || true
+}
+
+# release_netns_dir unmounts and removes the network namespace directory
+# when orch's were the last namespaces in it (ip netns mounts it on first
+# use; nothing else is left there).
+release_netns_dir() {
+	[ -d "$NETNS_DIR" ] || return 0
+	[ -z "$(ls -A "$NETNS_DIR" 2>/dev/null)" ] || return 0
+	for m in $(mounts_under "$NETNS_DIR"); do
+		[ "$m" = "$NETNS_DIR" ] && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; }
+	done
+	for m in $(mounts_under "$NETNS_DIR"); do
+		[ "$m" = "$NETNS_DIR" ] && { umount "$m" 2>/dev/null || true; }
+	done
+	rmdir "$NETNS_DIR" 2>/dev/null || true
+}
+
 remove_run_dir() {
 	if [ -n "$(mounts_under "$RUN_DIR/")" ]; then
 		echo "orch-killall.sh: mounts left under $RUN_DIR, not removing it" >&2
@@ -682,10 +733,12 @@ stop_services
 kill_procs
 unmount_all
 remove_netns
+release_netns_dir
 remove_links
 remove_chains
 remove_cgroups
 remove_run_dir
+remove_stale_shim_sockets
 exit 0
 KILLALL
 }
