@@ -26,6 +26,9 @@ const (
 	DefaultNamespace = "orch"
 	socketName       = "containerd.sock"
 	pidFileName      = "orch-containerd.pid"
+	// DefaultAddress is the gRPC socket of a managed containerd with the
+	// default state dir (what `orch ctr` talks to by default).
+	DefaultAddress = DefaultStateDir + "/" + socketName
 )
 
 // ManagedConfig says where a managed containerd keeps its files.

@@ -30,6 +30,7 @@ func NewApp(ctx context.Context) *ucli.App {
 			certificateCommand(),
 			checkConfigCommand(),
 			kubectlCommand(),
+			ctrCommand(),
 		},
 		HideVersion: true,
 	}

@@ -9,12 +9,16 @@ import (
 	"github.com/orch/orch/internal/kubectl"
 )
 
-// Run runs orch's command line on args (os.Args). Invoked as `kubectl` (a
-// symlink to the orch binary), orch behaves as `orch kubectl`.
+// Run runs orch's command line on args (os.Args). Invoked as `kubectl` or
+// `ctr` (a symlink to the orch binary), orch behaves as `orch kubectl` or
+// `orch ctr`.
 func Run(ctx context.Context, args []string) error {
 	if len(args) > 0 && filepath.Base(args[0]) == "kubectl" {
 		kubectl.Run(args[1:])
 		return nil
+	}
+	if len(args) > 0 && filepath.Base(args[0]) == "ctr" {
+		return runCtr("ctr", args[1:])
 	}
 	return NewApp(ctx).Run(args)
 }
