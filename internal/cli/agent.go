@@ -40,12 +40,13 @@ func agentFlags() []ucli.Flag {
 		s("cluster-domain", "cluster.local", "cluster DNS domain"),
 		s("network-backend", "vxlan", "how the nodes' pod subnets are connected: vxlan or host-gw (nodes on one L2 segment)"),
 		hidden("bridge-name", "pod bridge (default orch0; tests)"),
-		hidden("containerd-state-dir", "state dir of the managed containerd (default /run/orch/containerd; tests)"),
+		hidden("containerd-state-dir", "state dir of the managed containerd (default /run/orch/containerd, or derived from --data-dir: orch host-names; tests)"),
 		hidden("containerd-namespace", "containerd namespace (default orch; tests)"),
 		hidden("cgroup-root", "parent cgroup (default orch; tests)"),
 		hidden("netns-prefix", "pod network namespace prefix (default orch-; tests)"),
 		hidden("iptables-chain-prefix", "iptables chain prefix (default ORCH-; tests)"),
 		hidden("fifo-dir", "containers' stdio FIFOs (default /run/orch/fifo; tests)"),
+		hidden("vxlan-device", "VXLAN device name (default orch.1; tests)"),
 	}
 }
 
@@ -86,5 +87,6 @@ func agentConfig(c *ucli.Context) agent.Config {
 		ContainerdStateDir: c.String("containerd-state-dir"), ContainerdNS: c.String("containerd-namespace"),
 		CgroupRoot: c.String("cgroup-root"), NetnsPrefix: c.String("netns-prefix"),
 		ChainPrefix: c.String("iptables-chain-prefix"), FIFODir: c.String("fifo-dir"),
+		VXLANDevice: c.String("vxlan-device"),
 	}
 }
