@@ -12,23 +12,80 @@ import (
 	"github.com/orch/orch/agent/overlay"
 )
 
-// ErrRouteConflict is returned when another link routes part of this
-// node's pod network, or another VXLAN device holds orch's VNI: typically
-// a second orch instance on the host with the first one's settings.
-var ErrRouteConflict = errors.New("the pod network clashes with another on this host")
+// ErrNetworkClash is returned when this node's network settings clash
+// with another network on the host: another link routes part of the pod
+// network, holds an address of the service CIDR, or another VXLAN device
+// holds orch's VNI. Typically a second orch instance started with the
+// first one's settings.
+var ErrNetworkClash = errors.New("network settings clash with this host")
 
 // CheckHost checks, before anything is started, that the pod network of an
 // agent with cfg does not clash with another on the host: no other link
 // routes part of its --cluster-cidr, and no other VXLAN device holds its
 // VNI and port. `orch server` calls it so that a second instance sharing
 // the first one's network settings fails at start, not later.
-func CheckHost(cfg Config) error {
+//
+// serviceCIDR is the cluster's --service-cidr ("": not checked): no
+// address on another link than this agent's DNS link may lie in it (the
+// other instance's cluster DNS address, say), or the two instances' Service
+// rules would catch each other's ClusterIPs.
+func CheckHost(cfg Config, serviceCIDR string) error {
 	cfg.Defaults()
 	ip, err := nodeIP(cfg)
 	if err != nil {
 		return err
 	}
-	return checkHostNetwork(cfg, ip, "")
+	if err := checkHostNetwork(cfg, ip, ""); err != nil {
+		return err
+	}
+	if serviceCIDR == "" {
+		return nil
+	}
+	addrs, err := listAddrs()
+	if err != nil {
+		return fmt.Errorf("checking the service CIDR against the host's addresses: %w", err)
+	}
+	return addrConflict(addrs, dns.LinkName(cfg.BridgeName), serviceCIDR)
+}
+
+// hostAddr is one address of a host interface.
+type hostAddr struct {
+	IP   net.IP
+	Link string
+}
+
+// addrConflict fails when an address of a link other than own lies in
+// serviceCIDR.
+func addrConflict(addrs []hostAddr, own, serviceCIDR string) error {
+	_, svc, err := net.ParseCIDR(serviceCIDR)
+	if err != nil {
+		return nil // validated by the server
+	}
+	for _, a := range addrs {
+		if a.Link != own && svc.Contains(a.IP) {
+			return fmt.Errorf("%w: --service-cidr %s holds the address %s of link %s (another orch instance's cluster DNS?): "+
+				"run this instance with its own --service-cidr and --cluster-dns (and --cluster-cidr)", ErrNetworkClash, serviceCIDR, a.IP, a.Link)
+		}
+	}
+	return nil
+}
+
+func listAddrs() ([]hostAddr, error) {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", err)
+	}
+	var out []hostAddr
+	for _, l := range links {
+		addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+		if err != nil {
+			continue // the link went away
+		}
+		for _, a := range addrs {
+			out = append(out, hostAddr{IP: a.IP, Link: l.Attrs().Name})
+		}
+	}
+	return out, nil
 }
 
 // checkHostNetwork is CheckHost with the node's pod subnet once known.
@@ -57,7 +114,7 @@ func vxlanConflict(links []netlink.Link, own string) error {
 		}
 		return fmt.Errorf("%w: the VXLAN device %s already uses VNI %d on UDP port %d (another orch instance?): "+
 			"run this instance with --network-backend host-gw (or on a loopback --node-ip/--advertise-address)",
-			ErrRouteConflict, v.Attrs().Name, overlay.DefaultVNI, overlay.DefaultPort)
+			ErrNetworkClash, v.Attrs().Name, overlay.DefaultVNI, overlay.DefaultPort)
 	}
 	return nil
 }
@@ -101,7 +158,7 @@ func routeConflict(routes []hostRoute, cfg Config, podCIDR string) error {
 			}
 			return fmt.Errorf("%w: %s %s overlaps the route %s on link %s (another orch instance or network on this host?): "+
 				"run this instance with its own --cluster-cidr and --service-cidr (and --cluster-dns), or remove the link",
-				ErrRouteConflict, c.flag, c.cidr, r.Dst, r.Link)
+				ErrNetworkClash, c.flag, c.cidr, r.Dst, r.Link)
 		}
 	}
 	return nil

@@ -49,7 +49,7 @@ func TestRouteConflict(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrRouteConflict) || !strings.Contains(err.Error(), "link "+tc.link) ||
+			if !errors.Is(err, ErrNetworkClash) || !strings.Contains(err.Error(), "link "+tc.link) ||
 				!strings.Contains(err.Error(), "--cluster-cidr") {
 				t.Fatalf("error %v, want a conflict naming link %s and --cluster-cidr", err, tc.link)
 			}
@@ -73,7 +73,21 @@ func TestVXLANConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := vxlanConflict(append(ok, vx("orch.1", 1, 8472)), "mine.1")
-	if !errors.Is(err, ErrRouteConflict) || !strings.Contains(err.Error(), "orch.1") || !strings.Contains(err.Error(), "host-gw") {
+	if !errors.Is(err, ErrNetworkClash) || !strings.Contains(err.Error(), "orch.1") || !strings.Contains(err.Error(), "host-gw") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestAddrConflict(t *testing.T) {
+	addrs := []hostAddr{{IP: net.ParseIP("127.0.0.1"), Link: "lo"}, {IP: net.ParseIP("192.168.1.5"), Link: "eth0"},
+		{IP: net.ParseIP("10.53.0.10"), Link: "orchb-dns"}, {IP: net.ParseIP("fe80::1"), Link: "eth0"}}
+	for _, svc := range []string{"10.43.0.0/16", "10.53.0.0/24", "bad"} {
+		if err := addrConflict(addrs, "orchb-dns", svc); err != nil {
+			t.Errorf("%s: %v", svc, err)
+		}
+	}
+	err := addrConflict(addrs, "orch-dns", "10.53.0.0/16")
+	if !errors.Is(err, ErrNetworkClash) || !strings.Contains(err.Error(), "link orchb-dns") || !strings.Contains(err.Error(), "--service-cidr") {
 		t.Fatalf("error %v", err)
 	}
 }

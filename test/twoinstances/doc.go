@@ -4,8 +4,9 @@
 // dir and containerd socket, bridge, DNS link, netns and chain prefixes,
 // cgroup root) must derive from the data dir (internal/hostnames) without
 // the hidden knobs other tests pass. A pod runs on each while both nodes
-// are Ready; a third server reusing the first one's cluster CIDR must fail
-// at start naming the first one's bridge; then orch-killall.sh, fed by
+// are Ready; a server reusing the first one's cluster CIDR, or the second
+// one's service CIDR, must fail at start naming that one's bridge or DNS
+// link; then orch-killall.sh, fed by
 // `orch host-names --data-dir X`, removes one instance without touching
 // the other, and then the other. Root only; nothing under /var/lib/orch or
 // /run/orch is used.

@@ -3,6 +3,7 @@ package twoinstances
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,24 +55,14 @@ func TestTwoInstances(t *testing.T) {
 		}
 	}
 
-	// A third server reusing a's cluster CIDR must not start.
+	// A third server reusing a's cluster CIDR must not start, nor one
+	// reusing only b's service CIDR (b's cluster DNS address is in it).
 	clash := newInstance(t, "clash", third)
-	clash.start()
-	if err := clash.waitExit(3 * time.Minute); err != nil {
-		t.Fatalf("a server with a's cluster CIDR did not fail: %v", err)
-	}
-	out := clash.log()
-	if !strings.Contains(out, "link "+a.names.Bridge) || !strings.Contains(out, "--cluster-cidr") {
-		t.Errorf("the clashing server's error does not name a's bridge %s and --cluster-cidr:\n%s", a.names.Bridge, out)
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, "link "+a.names.Bridge) {
-			t.Logf("the clashing server failed: %s", line)
-		}
-	}
-	if left := clash.objects(); len(left) > 0 {
-		t.Errorf("the clashing server left host objects: %q", left)
-	}
+	expectClash(t, clash, "link "+a.names.Bridge, "--cluster-cidr")
+	svcClash := newInstance(t, "svcclash", third)
+	svcClash.clusterCIDR = fmt.Sprintf("10.248.%d.0/24", third)
+	svcClash.serviceCIDR, svcClash.clusterDNS = c.serviceCIDR, c.clusterDNS
+	expectClash(t, svcClash, "link "+c.names.DNSLink, "--service-cidr")
 
 	killall := installKillall(t, a.bin)
 	cBefore := c.objects()
@@ -91,6 +82,30 @@ func TestTwoInstances(t *testing.T) {
 	}
 	if got := defaultObjects(); !reflect.DeepEqual(got, defaults) {
 		t.Errorf("the default instance's names changed on the host:\nbefore %q\nafter  %q", defaults, got)
+	}
+}
+
+// expectClash starts in, which must fail at start with an error naming
+// each of wants, and leave nothing on the host.
+func expectClash(t *testing.T, in *instance, wants ...string) {
+	t.Helper()
+	in.start()
+	if err := in.waitExit(3 * time.Minute); err != nil {
+		t.Fatalf("%s did not fail: %v", in.name, err)
+	}
+	out := in.log()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s's error does not name %q:\n%s", in.name, w, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, wants[0]) {
+			t.Logf("%s failed at start: %s", in.name, line)
+		}
+	}
+	if left := in.objects(); len(left) > 0 {
+		t.Errorf("%s left host objects: %q", in.name, left)
 	}
 }
 
