@@ -15,6 +15,9 @@ func TestMain(m *testing.M) { testutil.Main(m) }
 // and the tools orch-killall.sh uses.
 func requireHost(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping in -short mode: runs two servers with containerd")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: needs root (links, netns, mounts, iptables, cgroups)")
 	}
