@@ -194,6 +194,10 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	if err != nil {
 		return err
 	}
+	if err := checkHostNetwork(cfg, ip, podCIDR); err != nil {
+		return err
+	}
+	warnDNSConflict(cfg, log)
 	netm, cg, err := setupHost(cfg, log, podCIDR, podMTU(cfg, ip, log), nodeCfg.Allocatable)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/orch/orch/agent/node"
 	"github.com/orch/orch/agent/overlay"
+	"github.com/orch/orch/internal/hostnames"
 )
 
 // Config is what `orch agent` (or an embedding `orch server`) runs with.
@@ -45,7 +46,10 @@ type Config struct {
 	// NetworkBackend connects the nodes' pod subnets: vxlan (default) or host-gw.
 	NetworkBackend string
 
-	// Hidden knobs so tests can run beside a live orch on the same host.
+	// Host-global names. Unset ones derive from DataDir (internal/hostnames):
+	// the defaults below for /var/lib/orch, suffixed names for any other data
+	// dir so two instances can run side by side. Tests set them (hidden
+	// flags) to run beside a live orch.
 	BridgeName         string // orch0
 	ContainerdStateDir string // /run/orch/containerd (managed containerd)
 	ContainerdNS       string // orch
@@ -53,6 +57,7 @@ type Config struct {
 	NetnsPrefix        string // orch-
 	ChainPrefix        string // ORCH- (iptables chains <prefix>POSTROUTING, <prefix>FORWARD)
 	FIFODir            string // /run/orch/fifo
+	VXLANDevice        string // orch.1 (VNI 1 in every instance)
 }
 
 // Defaults fills unset fields with orch's defaults.
@@ -62,7 +67,7 @@ func (c *Config) Defaults() {
 			*s = v
 		}
 	}
-	def(&c.DataDir, "/var/lib/orch")
+	def(&c.DataDir, hostnames.DefaultDataDir)
 	def(&c.PrivateRegistry, "/etc/orch/registries.yaml")
 	if c.NodeName == "" {
 		h, _ := os.Hostname()
@@ -74,11 +79,15 @@ func (c *Config) Defaults() {
 	def(&c.ClusterCIDR, "10.42.0.0/16")
 	def(&c.ClusterDNS, "10.43.0.10")
 	def(&c.ClusterDomain, "cluster.local")
-	def(&c.BridgeName, "orch0")
-	def(&c.ContainerdNS, "orch")
-	def(&c.CgroupRoot, "orch")
-	def(&c.NetnsPrefix, "orch-")
-	def(&c.ChainPrefix, "ORCH-")
+	n := hostnames.For(c.DataDir)
+	def(&c.BridgeName, n.Bridge)
+	def(&c.ContainerdStateDir, n.ContainerdStateDir)
+	def(&c.ContainerdNS, "orch") // each instance has its own containerd
+	def(&c.CgroupRoot, n.CgroupRoot)
+	def(&c.NetnsPrefix, n.NetnsPrefix)
+	def(&c.ChainPrefix, n.ChainPrefix)
+	def(&c.FIFODir, n.FIFODir)
+	def(&c.VXLANDevice, n.VXLANDevice)
 }
 
 // token returns the join token from Token or TokenFile.

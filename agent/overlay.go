@@ -16,7 +16,7 @@ import (
 // Nodes; the returned func stops watching and leaves the routes in place.
 func startOverlay(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ip net.IP, podCIDR string) (func(), error) {
 	o, err := overlay.New(overlay.Config{Backend: cfg.NetworkBackend, NodeName: cfg.NodeName, NodeIP: ip,
-		PodCIDR: podCIDR, Client: client, Log: log})
+		PodCIDR: podCIDR, Device: cfg.VXLANDevice, Client: client, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("pod network overlay: %w", err)
 	}

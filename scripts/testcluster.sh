@@ -116,6 +116,7 @@ agent_args() {
 		--containerd-state-dir "$RUN/n$i/containerd" --fifo-dir "$RUN/n$i/fifo" \
 		--containerd-namespace "$(cg_root "$i")" --cgroup-root "$(cg_root "$i")" \
 		--netns-prefix "$(pod_prefix "$i")" --sync-frequency 5s --debug \
+		--bridge-name orch0 --iptables-chain-prefix ORCH- --vxlan-device orch.1 \
 		--eviction-hard 'nodefs.available<1%,imagefs.available<1%'
 }
 

@@ -119,6 +119,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer shutdownHTTP(log, srv)
 	defer servePprof(cfg.PprofAddress, log)()
 	if !cfg.DisableAgent {
+		if err := agent.CheckHost(agentConfig(cfg, p), cfg.ServiceCIDR); err != nil {
+			return err
+		}
 		defer agent.StartEmbedded(ctx, agentConfig(cfg, p), apiURL(cfg, p), token, log.Named("agent"))()
 	}
 

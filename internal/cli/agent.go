@@ -39,13 +39,14 @@ func agentFlags() []ucli.Flag {
 		s("cluster-dns", "10.43.0.10", "cluster DNS service IP"),
 		s("cluster-domain", "cluster.local", "cluster DNS domain"),
 		s("network-backend", "vxlan", "how the nodes' pod subnets are connected: vxlan or host-gw (nodes on one L2 segment)"),
-		hidden("bridge-name", "pod bridge (default orch0; tests)"),
-		hidden("containerd-state-dir", "state dir of the managed containerd (default /run/orch/containerd; tests)"),
+		hidden("bridge-name", "pod bridge (default orch0, or derived from --data-dir: see orch host-names; tests)"),
+		hidden("containerd-state-dir", "state dir of the managed containerd (default /run/orch/containerd, or derived from --data-dir; tests)"),
 		hidden("containerd-namespace", "containerd namespace (default orch; tests)"),
-		hidden("cgroup-root", "parent cgroup (default orch; tests)"),
-		hidden("netns-prefix", "pod network namespace prefix (default orch-; tests)"),
-		hidden("iptables-chain-prefix", "iptables chain prefix (default ORCH-; tests)"),
-		hidden("fifo-dir", "containers' stdio FIFOs (default /run/orch/fifo; tests)"),
+		hidden("cgroup-root", "parent cgroup (default orch, or derived from --data-dir; tests)"),
+		hidden("netns-prefix", "pod network namespace prefix (default orch-, or derived from --data-dir; tests)"),
+		hidden("iptables-chain-prefix", "iptables chain prefix (default ORCH-, or derived from --data-dir; tests)"),
+		hidden("fifo-dir", "containers' stdio FIFOs (default /run/orch/fifo, or derived from --data-dir; tests)"),
+		hidden("vxlan-device", "VXLAN device name (default orch.1, or derived from --data-dir; tests)"),
 	}
 }
 
@@ -90,5 +91,6 @@ func agentConfig(c *ucli.Context) agent.Config {
 		ContainerdStateDir: c.String("containerd-state-dir"), ContainerdNS: c.String("containerd-namespace"),
 		CgroupRoot: c.String("cgroup-root"), NetnsPrefix: c.String("netns-prefix"),
 		ChainPrefix: c.String("iptables-chain-prefix"), FIFODir: c.String("fifo-dir"),
+		VXLANDevice: c.String("vxlan-device"),
 	}
 }

@@ -29,6 +29,7 @@ func NewApp(ctx context.Context) *ucli.App {
 			tokenCommand(ctx),
 			certificateCommand(),
 			checkConfigCommand(),
+			hostNamesCommand(),
 			kubectlCommand(),
 			ctrCommand(),
 		},
