@@ -484,12 +484,12 @@ start_openrc() {
 }
 
 # write_script writes an executable script $1 whose lines after the
-# shebang are $2 (its defaults) and whose body is the output of $3. A
-# changed script does not restart the service.
+# shebang are $2 (its defaults) and whose body is the output of the
+# functions named in $3. A changed script does not restart the service.
 write_script() {
 	{
 		printf '#!/bin/sh\n# %s, written by orch'"'"'s install.sh.\n%s\n' "${1##*/}" "$2"
-		"$3"
+		for body in $3; do "$body"; done
 	} >"$1.tmp.$$"
 	keep=$CHANGED
 	put "$1.tmp.$$" "$1" 0755 || true
@@ -508,9 +508,53 @@ write_scripts() {
 	services="orch orch-agent"
 	case " $services " in *" $SERVICE "*) ;; *) services="$services $SERVICE" ;; esac
 	write_script "$ROOT$BIN_DIR/orch-killall.sh" "ORCH_DEFAULT_BIN='$BIN_DIR/orch'
-ORCH_DEFAULT_SERVICES='$services'" killall_body
+ORCH_DEFAULT_SERVICES='$services'" "names_body killall_body"
 	write_script "$ROOT$BIN_DIR/orch-uninstall.sh" "ORCH_DEFAULT_BIN_DIR='$BIN_DIR'
-ORCH_DEFAULT_SERVICES='$services'" uninstall_body
+ORCH_DEFAULT_BIN='$BIN_DIR/orch'
+ORCH_DEFAULT_SERVICES='$services'" "names_body uninstall_body"
+}
+
+# names_body is shared by both scripts: the instance's names come from
+# the environment, else from `orch host-names` (which reads the data dir
+# from ORCH_DATA_DIR or /etc/orch/config.yaml and derives the rest), else
+# the defaults.
+names_body() {
+	cat <<'NAMES'
+set -u
+BIN="${ORCH_BIN:-$ORCH_DEFAULT_BIN}"
+
+# load_names sets each ORCH_* name `orch host-names` prints that the
+# environment does not set already.
+load_names() {
+	[ -x "$BIN" ] || return 0
+	ln_out=$("$BIN" host-names 2>/dev/null) || return 0
+	ln_ifs=$IFS
+	IFS='
+'
+	set -f
+	for ln_line in $ln_out; do
+		ln_name=${ln_line%%=*}
+		case "$ln_name" in
+		ORCH_DATA_DIR | ORCH_RUN_DIR | ORCH_BRIDGE | ORCH_DNS_LINK | ORCH_VXLAN_DEVICE | ORCH_NETNS_PREFIX | ORCH_CHAIN_PREFIX | ORCH_CGROUP_ROOT | ORCH_SERVICES) ;;
+		*) continue ;;
+		esac
+		eval "ln_set=\${$ln_name+x}"
+		# shellcheck disable=SC2154 # ln_set is set by the eval above
+		[ -n "$ln_set" ] || eval "$ln_line" # quoted by orch host-names
+	done
+	set +f
+	IFS=$ln_ifs
+}
+
+# implicit_data_dir is the data dir of an orch started without
+# --data-dir or ORCH_DATA_DIR: config.yaml's, else the default.
+implicit_data_dir() {
+	d=""
+	[ -x "$BIN" ] && d=$(env -u ORCH_DATA_DIR "$BIN" host-names 2>/dev/null | sed -n "s/^ORCH_DATA_DIR=//p" | tr -d "'")
+	printf '%s\n' "${d:-/var/lib/orch}"
+}
+load_names
+NAMES
 }
 
 killall_body() {
@@ -519,16 +563,16 @@ killall_body() {
 # the managed containerd with its shims and containers, pod mounts, pod
 # network namespaces, orch0, the VXLAN device, orch-dns, the ORCH- iptables
 # chains and orch's cgroups. Only orch's own names are touched and every
-# step may run again. The names are overridable so a test can point the
-# script at one test instance:
+# step may run again. The names are those `orch host-names` prints for
+# the data dir (ORCH_DATA_DIR, else /etc/orch/config.yaml's, else
+# /var/lib/orch), so `ORCH_DATA_DIR=/srv/orch2 orch-killall.sh` cleans a
+# second instance and leaves the first alone. Each is overridable:
 #   ORCH_DATA_DIR      /var/lib/orch      ORCH_RUN_DIR      /run/orch
 #   ORCH_BRIDGE        orch0              ORCH_DNS_LINK     orch-dns
 #   ORCH_VXLAN_DEVICE  orch.1             ORCH_NETNS_DIR    /run/netns
 #   ORCH_NETNS_PREFIX  orch-              ORCH_CHAIN_PREFIX ORCH-
 #   ORCH_CGROUP_ROOT   orch               ORCH_SERVICES     "orch orch-agent"
 #   ORCH_BIN           the orch binary whose processes are killed
-set -u
-
 DATA_DIR="${ORCH_DATA_DIR:-/var/lib/orch}"
 RUN_DIR="${ORCH_RUN_DIR:-/run/orch}"
 BRIDGE="${ORCH_BRIDGE-orch0}"
@@ -539,7 +583,7 @@ NETNS_PREFIX="${ORCH_NETNS_PREFIX:-orch-}"
 CHAIN_PREFIX="${ORCH_CHAIN_PREFIX:-ORCH-}"
 CGROUP_ROOT="${ORCH_CGROUP_ROOT:-orch}"
 SERVICES="${ORCH_SERVICES-$ORCH_DEFAULT_SERVICES}"
-BIN="${ORCH_BIN:-$ORCH_DEFAULT_BIN}"
+IMPLICIT_DATA_DIR=$(implicit_data_dir)
 
 if [ "$(id -u)" != 0 ]; then
 	echo "orch-killall.sh: run as root" >&2
@@ -561,12 +605,25 @@ stop_services() {
 	done
 }
 
+# data_dir_of prints the data dir of orch process $1: its --data-dir
+# (-d) flag, else its ORCH_DATA_DIR, else the implicit one; so a second
+# instance's processes are not this one's, even from the same binary.
+data_dir_of() {
+	d=$({ tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | awk '
+		prev { print; exit } /^--data-dir=/ { sub(/^--data-dir=/, ""); print; exit } /^(--data-dir|-d)$/ { prev = 1 }')
+	[ -n "$d" ] || d=$({ tr '\0' '\n' <"/proc/$1/environ"; } 2>/dev/null | sed -n 's/^ORCH_DATA_DIR=//p' | head -n 1)
+	[ -n "$d" ] || d=$IMPLICIT_DATA_DIR
+	printf '%s\n' "${d%/}"
+}
+
 # ours tells whether process $1 is orch's: the orch binary, a process
 # naming the run dir (containerd, shims), or one in orch's cgroups.
 ours() {
 	[ "$1" = "$$" ] && return 1
 	if [ -n "$BIN" ]; then
-		case "$(readlink "/proc/$1/exe" 2>/dev/null)" in "$BIN" | "$BIN (deleted)") return 0 ;; esac
+		case "$(readlink "/proc/$1/exe" 2>/dev/null)" in
+		"$BIN" | "$BIN (deleted)") [ "$(data_dir_of "$1")" = "${DATA_DIR%/}" ] && return 0 ;;
+		esac
 	fi
 	if { tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | grep -q -F -e "$RUN_DIR/"; then
 		return 0
@@ -751,8 +808,6 @@ uninstall_body() {
 #   ORCH_ROOT       a root directory prefixed to every installed path
 #   ORCH_BIN_DIR    where orch, its symlinks and these scripts live
 #   ORCH_DATA_DIR, ORCH_RUN_DIR, ORCH_SERVICES and the orch-killall.sh names
-set -u
-
 ROOT="${ORCH_ROOT:-}"
 BIN_DIR="${ORCH_BIN_DIR:-$ORCH_DEFAULT_BIN_DIR}"
 DATA_DIR="${ORCH_DATA_DIR:-/var/lib/orch}"

@@ -14,6 +14,17 @@ import (
 // the path is the default; a missing explicit file, an unknown key or a
 // value of the wrong type is an error naming the file and key.
 func applyConfigFile(c *ucli.Context, defaultPath string) error {
+	return applyConfig(c, defaultPath, true)
+}
+
+// applyConfigSubset is applyConfigFile for a command that reads another
+// command's file (orch host-names reads data-dir of orch server's): keys
+// that are not its flags are skipped.
+func applyConfigSubset(c *ucli.Context, defaultPath string) error {
+	return applyConfig(c, defaultPath, false)
+}
+
+func applyConfig(c *ucli.Context, defaultPath string, strict bool) error {
 	path := c.String("config")
 	sources, err := readConfigSources(path, !c.IsSet("config") && path == defaultPath)
 	if err != nil {
@@ -35,6 +46,9 @@ func applyConfigFile(c *ucli.Context, defaultPath string) error {
 	for _, key := range keys {
 		v := values[key]
 		flag, ok := known[key]
+		if !strict && (!ok || key == "config") {
+			continue
+		}
 		if !ok || key == "config" {
 			return fmt.Errorf("config file %s: unknown key %q (keys are flag names of `orch %s`)", v.file, key, c.Command.Name)
 		}

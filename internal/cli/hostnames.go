@@ -19,7 +19,10 @@ func hostNamesCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: hostnames.DefaultDataDir, EnvVars: envVars("data-dir"),
 				Usage: "the instance's --data-dir"},
+			configFlag(),
 		},
+		// data-dir may come from the config file, as for orch server/agent.
+		Before: func(c *ucli.Context) error { return applyConfigSubset(c, DefaultConfigPath) },
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return ucli.Exit("host-names takes no arguments", 2)

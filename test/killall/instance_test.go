@@ -246,8 +246,8 @@ func (in *instance) processList() []string {
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
-		if strings.TrimSuffix(exe, " (deleted)") == in.bin || strings.Contains(cmdline, in.runDir+"/") ||
-			hostclean.InCgroup(pid, "/"+in.cgroupRoot+"/") {
+		ownBin := strings.TrimSuffix(exe, " (deleted)") == in.bin && strings.Contains(cmdline, " --data-dir "+in.dataDir+" ")
+		if ownBin || strings.Contains(cmdline, in.runDir+"/") || hostclean.InCgroup(pid, "/"+in.cgroupRoot+"/") {
 			out = append(out, fmt.Sprintf("proc %d %s", pid, cmdline))
 		}
 	}

@@ -43,9 +43,8 @@ type instance struct {
 	client                   kubernetes.Interface
 }
 
-// newInstance prepares an instance: its own copy of the orch binary (so
-// orch-killall.sh, which kills the processes of one binary, stops only
-// it), a temp base dir, and the busybox image in its air-gap dir. The
+// newInstance prepares an instance: the shared orch binary, a temp base
+// dir, and the busybox image in its air-gap dir. The
 // cleanup removes whatever is left of it, even when the test fails.
 func newInstance(t *testing.T, name string, third int) *instance {
 	t.Helper()
@@ -58,17 +57,7 @@ func newInstance(t *testing.T, name string, third int) *instance {
 		clusterDNS: fmt.Sprintf("10.247.%d.10", third), logFile: filepath.Join(base, "server.log")}
 	in.names = hostnames.For(in.dataDir)
 	t.Cleanup(in.cleanup)
-	b, err := os.ReadFile(testutil.Binary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.bin = filepath.Join(base, "bin", "orch")
-	if err := os.MkdirAll(filepath.Dir(in.bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in.bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	in.bin = testutil.Binary(t) // one binary for both: killall tells them apart by data dir
 	img := filepath.Join(in.dataDir, "agent", "images", "busybox.tar")
 	if err := os.MkdirAll(filepath.Dir(img), 0o755); err != nil {
 		t.Fatal(err)
@@ -264,7 +253,8 @@ func (in *instance) objects() []string {
 	return out
 }
 
-// processes lists the instance's live processes: its orch binary, anything
+// processes lists the instance's live processes: the orch binary run
+// with its data dir (both instances share the binary), anything
 // naming its run dir (containerd, shims), anything in its cgroup root.
 func (in *instance) processes() []string {
 	var out []string
@@ -277,7 +267,8 @@ func (in *instance) processes() []string {
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
-		if strings.TrimSuffix(exe, " (deleted)") == in.bin || strings.Contains(cmdline, in.names.RunDir+"/") ||
+		ownBin := strings.TrimSuffix(exe, " (deleted)") == in.bin && strings.Contains(cmdline, " --data-dir "+in.dataDir+" ")
+		if ownBin || strings.Contains(cmdline, in.names.RunDir+"/") ||
 			hostclean.InCgroup(pid, "/"+in.names.CgroupRoot+"/") {
 			out = append(out, fmt.Sprintf("proc %d %s", pid, cmdline))
 		}

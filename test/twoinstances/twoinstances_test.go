@@ -216,12 +216,13 @@ func installKillall(t *testing.T, bin string) string {
 	return filepath.Join(root, "usr", "local", "bin", "orch-killall.sh")
 }
 
-// runKillall runs `env $(orch host-names --data-dir X) ORCH_BIN=... orch-killall.sh`,
-// the way docs/instances.md tells users to. ORCH_BIN is the instance's own
-// binary copy: the script kills every process of the binary it is given.
+// runKillall runs `ORCH_DATA_DIR=X orch-killall.sh`, the way
+// docs/instances.md tells users to: the script takes the instance's names
+// from `orch host-names` and kills only the processes of that data dir,
+// though both instances run the same binary.
 func runKillall(t *testing.T, script string, in *instance) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", `env $("$1" host-names --data-dir "$2") ORCH_BIN="$1" "$3"`, "sh", in.bin, in.dataDir, script)
+	cmd := exec.Command("sh", "-c", `ORCH_DATA_DIR="$2" ORCH_BIN="$1" "$3"`, "sh", in.bin, in.dataDir, script)
 	cmd.Env = env()
 	out, err := cmd.CombinedOutput()
 	t.Logf("orch-killall.sh for %s: %v\n%s", in.name, err, out)
