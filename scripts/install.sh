@@ -348,6 +348,12 @@ stop_distro_containerd() {
 		rc-service containerd stop >/dev/null 2>&1 || true
 		rc-update del containerd default >/dev/null 2>&1 || true
 	fi
+	wants=/etc/systemd/system/multi-user.target.wants/containerd.service
+	if [ "$INIT" != systemd ] && [ -L "$wants" ]; then
+		# Debian's postinst enables the systemd unit even without systemd:
+		# what systemctl disable would remove.
+		rm -f "$wants"
+	fi
 	info "orch runs its own containerd: the distribution's containerd service is disabled"
 }
 
@@ -422,7 +428,6 @@ respawn_max=0
 output_log="/var/log/${RC_SVCNAME}.log"
 error_log="/var/log/${RC_SVCNAME}.log"
 pidfile="/run/${RC_SVCNAME}.pid"
-rc_ulimit="-n 1048576 -u unlimited"
 
 depend() {
 	after network-online
@@ -430,6 +435,7 @@ depend() {
 }
 
 start_pre() {
+	ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -H -n)" 2>/dev/null || true
 	modprobe br_netfilter 2>/dev/null || true
 	modprobe overlay 2>/dev/null || true
 	if [ -f "/etc/orch/${RC_SVCNAME}.env" ]; then

@@ -26,7 +26,8 @@ type machine struct {
 	name   string
 	dir    string // its root file system
 	ip     string
-	leader int // the container's PID 1, as the host sees it
+	openrc bool // booted with openrc-init instead of systemd
+	leader int  // the container's PID 1, as the host sees it
 	cmd    *exec.Cmd
 }
 
@@ -41,22 +42,39 @@ const (
 // boot remounts them writable.
 var v1Controllers = []string{"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids"}
 
-// boot copies the base root file system, names the box and starts it. An
-// ip of "" leaves the box offline: only its loopback and a dummy link.
+// boot copies the base root file system, names the box and starts it
+// with systemd. An ip of "" leaves the box offline: only its loopback and
+// a veth pair of its own.
 func boot(t *testing.T, base, name, ip string) *machine {
+	return bootWith(t, base, name, ip, false)
+}
+
+// bootOpenRC starts a box whose PID 1 is openrc-init (OpenRC's own init,
+// as on Alpine), offline.
+func bootOpenRC(t *testing.T, base, name string) *machine {
+	return bootWith(t, base, name, "", true)
+}
+
+func bootWith(t *testing.T, base, name, ip string, openrc bool) *machine {
 	t.Helper()
-	m := &machine{name: name, dir: filepath.Join(t.TempDir(), "root"), ip: ip}
+	m := &machine{name: name, dir: filepath.Join(t.TempDir(), "root"), ip: ip, openrc: openrc}
 	run(t, "cp", "-a", base, m.dir)
 	must(t, os.WriteFile(filepath.Join(m.dir, "etc/hostname"), []byte(name+"\n"), 0o644))
 	cgs := m.makeCgroups(t)
 	args := []string{"-c", `for d in $CGS; do echo $$ >"$d/cgroup.procs" || exit 1; done; exec systemd-nspawn "$@"`, "sh",
-		"-D", m.dir, "-M", name, "--register=no", "--keep-unit", "-b", "--console=passive",
+		"-D", m.dir, "-M", name, "--register=no", "--keep-unit", "--console=passive",
 		// runc joins a session keyring: nspawn's filter refuses keyctl.
 		"--system-call-filter=add_key keyctl request_key"}
+	if !openrc {
+		args = append(args, "-b")
+	}
 	if ip != "" {
 		args = append(args, "--network-bridge="+testBridge)
 	} else {
 		args = append(args, "--private-network")
+	}
+	if openrc {
+		args = append(args, "/sbin/openrc-init")
 	}
 	m.cmd = exec.Command("sh", args...)
 	m.cmd.Env = append(os.Environ(), "CGS="+strings.Join(cgs, " "))
@@ -91,7 +109,7 @@ func (m *machine) makeCgroups(t *testing.T) []string {
 	for _, c := range v1Controllers {
 		parent, err := cgroupDir(c)
 		must(t, err)
-		d := filepath.Join(parent, "orchti-"+m.name)
+		d := filepath.Join(parent, m.name)
 		must(t, os.MkdirAll(d, 0o755))
 		if c == "cpuset" {
 			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
@@ -109,19 +127,28 @@ func (m *machine) awaitBoot(t *testing.T, logPath string) {
 	t.Helper()
 	deadline := time.Now().Add(bootTimeout)
 	for time.Now().Before(deadline) {
-		if m.leader == 0 {
-			m.leader = childOf(m.cmd.Process.Pid)
-		}
-		if m.leader != 0 {
-			out, _ := m.shErr("systemctl is-system-running")
-			if s := strings.TrimSpace(out); s == "running" || s == "degraded" {
-				return
-			}
+		// nspawn's first child only sets up and execs the box's PID 1
+		// in a child of its own: look again until the box answers.
+		m.leader = childOf(m.cmd.Process.Pid)
+		if m.leader != 0 && m.booted() {
+			return
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	console, _ := os.ReadFile(logPath)
 	t.Fatalf("%s did not boot in %v:\n%s", m.name, bootTimeout, console)
+}
+
+func (m *machine) booted() bool {
+	if m.openrc {
+		// PID 1 must be openrc-init itself (not nspawn's set-up child) and
+		// have reached the default runlevel.
+		out, _ := m.shErr(`[ "$(cat /proc/1/comm)" = openrc-init ] && cat /run/openrc/softlevel`)
+		return strings.TrimSpace(out) == "default"
+	}
+	out, _ := m.shErr(`[ "$(cat /proc/1/comm)" = systemd ] && systemctl is-system-running`)
+	s := strings.TrimSpace(out)
+	return s == "running" || s == "degraded"
 }
 
 // childOf returns the first child of pid, 0 if none yet.
@@ -143,8 +170,18 @@ func childOf(pid int) int {
 // ends inside: orch takes its node IP from the default route).
 func (m *machine) setUp(t *testing.T) {
 	t.Helper()
+	if m.openrc {
+		// nspawn gives a box with a private network a tmpfs /sys holding
+		// sysfs parts and the cgroup mounts; Debian's mountkernfs.sh,
+		// run by OpenRC at sysinit, mounts a whole sysfs over it.
+		run(t, "nsenter", "-t", strconv.Itoa(m.leader), "-a", "--", "umount", "-l", "/sys")
+	}
 	for _, c := range v1Controllers {
-		run(t, "nsenter", "-t", strconv.Itoa(m.leader), "-m", "--", "mount", "-o", "remount,bind,rw", "/sys/fs/cgroup/"+c)
+		out, err := exec.Command("nsenter", "-t", strconv.Itoa(m.leader), "-m", "--", "mount", "-o", "remount,bind,rw", "/sys/fs/cgroup/"+c).CombinedOutput()
+		if err != nil {
+			mi, _ := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", m.leader))
+			t.Fatalf("%s: remounting /sys/fs/cgroup/%s: %v\n%s\nmounts:\n%s", m.name, c, err, out, mi)
+		}
 	}
 	link, ip, gw := "host0", m.ip, "10.77.0.1"
 	if m.ip == "" {
@@ -157,6 +194,11 @@ func (m *machine) setUp(t *testing.T) {
 // stop powers the box off (SIGTERM to nspawn), then kills what is left
 // and removes its cgroups, its root and its bridge port.
 func (m *machine) stop(t *testing.T, cgs []string) {
+	if m.openrc && m.leader != 0 {
+		// nspawn's power-off signal is systemd's; openrc-init's whole
+		// PID namespace goes with it instead.
+		_ = syscall.Kill(m.leader, syscall.SIGKILL)
+	}
 	_ = m.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = m.cmd.Wait(); close(done) }()

@@ -55,6 +55,7 @@ func TestSystem(t *testing.T) {
 	t.Run("Agent", func(t *testing.T) { installAgent(t, srv, agt) })
 	t.Run("PodsOnBothNodes", func(t *testing.T) { podsOnBothNodes(t, srv) })
 	t.Run("AirGap", func(t *testing.T) { airGap(t, base, rel, image) })
+	t.Run("OpenRC", func(t *testing.T) { openRC(t, rel, image) })
 	t.Run("UninstallLeavesNothing", func(t *testing.T) {
 		uninstall(t, agt, agtBefore, distroPackages(t, agt))
 		uninstall(t, srv, srvBefore, distroPackages(t, srv))
@@ -63,11 +64,11 @@ func TestSystem(t *testing.T) {
 
 // baseRootfs returns the cached Debian root file system, made by
 // scripts/test-install-rootfs.sh when missing.
-func baseRootfs(t *testing.T) string {
+func baseRootfs(t *testing.T, flavour ...string) string {
 	t.Helper()
 	repo, err := testutil.RepoRoot()
 	must(t, err)
-	out, err := exec.Command(filepath.Join(repo, "scripts", "test-install-rootfs.sh")).Output()
+	out, err := exec.Command(filepath.Join(repo, "scripts", "test-install-rootfs.sh"), flavour...).Output()
 	if err != nil {
 		t.Fatalf("scripts/test-install-rootfs.sh: %v", err)
 	}
@@ -165,8 +166,11 @@ func installServer(t *testing.T, m *machine) {
 
 func waitReady(t *testing.T, srv *machine, node string) {
 	t.Helper()
-	m := srv.sh(t, "kubectl wait --for=condition=Ready node/"+node+" --timeout=120s")
-	t.Log(strings.TrimSpace(m))
+	// The node object appears a moment after the API: retry until kubectl
+	// can wait on it.
+	script := "for i in $(seq 60); do kubectl get node " + node + " >/dev/null 2>&1 && break; sleep 2; done; " +
+		"kubectl wait --for=condition=Ready node/" + node + " --timeout=120s"
+	t.Log(strings.TrimSpace(srv.sh(t, script)))
 }
 
 func rerun(t *testing.T, m *machine) {
@@ -295,4 +299,40 @@ func uninstall(t *testing.T, m *machine, before snapshot, allowed func(kind, ite
 	if left := before.added(after, allowed); len(left) > 0 {
 		t.Errorf("%s: orch-uninstall.sh left %d things behind:\n%s", m.name, len(left), strings.Join(left, "\n"))
 	}
+}
+
+// openRC installs a server on a box whose init is OpenRC (Debian's
+// sysvinit-core + openrc, booted with openrc-init: Alpine's init system;
+// Alpine itself cannot be downloaded here): the script picks OpenRC,
+// writes /etc/init.d/orch for supervise-daemon and starts it; a re-run
+// restarts nothing and orch-uninstall.sh leaves nothing.
+func openRC(t *testing.T, rel, image string) {
+	m := bootOpenRC(t, baseRootfs(t, "openrc"), "orchti-openrc")
+	m.serve(t, rel, 8080)
+	before := takeSnapshot(t, m)
+	prepare(t, m, image)
+	out := m.sh(t, curlInstall(8080, ""))
+	t.Logf("install:\n%s", out)
+	if _, err := os.Stat(filepath.Join(m.dir, "etc/init.d/orch")); err != nil {
+		t.Fatalf("no OpenRC script: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(m.sh(t, "stat -c %a /etc/orch/orch.env")); got != "600" {
+		t.Errorf("/etc/orch/orch.env has mode %s", got)
+	}
+	if got := m.sh(t, "rc-update show default"); !strings.Contains(got, "orch") {
+		t.Errorf("orch is not in the default runlevel:\n%s", got)
+	}
+	waitReady(t, m, "orchti-openrc")
+	m.sh(t, "kubectl run rc --image="+busyboxRef+" --image-pull-policy=Never --restart=Never -- echo openrc-pod-ran")
+	m.sh(t, "kubectl wait --for=jsonpath={.status.phase}=Succeeded pod/rc --timeout=120s")
+	pid := "cat /run/orch.pid"
+	pidBefore := m.sh(t, pid)
+	out = m.sh(t, curlInstall(8080, ""))
+	if !strings.Contains(out, "nothing changed: not restarting") || strings.Contains(out, "wrote ") {
+		t.Errorf("a re-run did more than nothing:\n%s", out)
+	}
+	if pidAfter := m.sh(t, pid); pidAfter != pidBefore {
+		t.Errorf("the service restarted: pid %s -> %s", pidBefore, pidAfter)
+	}
+	uninstall(t, m, before, distroPackages(t, m))
 }
