@@ -38,6 +38,7 @@ DIST="${DIST:-dist}"
 RELEASE_ARCHS="${RELEASE_ARCHS:-amd64 arm64 arm}"
 RELEASE_CHANNELS="${RELEASE_CHANNELS-stable latest}"
 PKG=github.com/orch/orch/internal/version
+KUBECTL_LDFLAGS=$(scripts/lib/kubectl-ldflags.sh)
 # The images the default set-up needs, per arch, as files of an OCI layout
 # (none today; see docs/releases.md before adding any).
 AIRGAP_IMAGES=()
@@ -95,7 +96,7 @@ build_binary() {
 	log "building linux/$arch${goarm:+ GOARM=$goarm} -> $out"
 	CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOARM="$goarm" "$GO" build -trimpath -buildvcs=false \
 		-tags urfave_cli_no_docs \
-		-ldflags "-s -w -X $PKG.Version=$VERSION -X $PKG.GitCommit=$COMMIT -X $PKG.BuildDate=$BUILD_DATE" \
+		-ldflags "-s -w -X $PKG.Version=$VERSION -X $PKG.GitCommit=$COMMIT -X $PKG.BuildDate=$BUILD_DATE $KUBECTL_LDFLAGS" \
 		-o "$out" .
 }
 
