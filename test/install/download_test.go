@@ -61,9 +61,16 @@ func must(t *testing.T, err error) {
 // and whether it succeeded.
 func runInstall(t *testing.T, root string, env ...string) (string, bool) {
 	t.Helper()
+	return runInstallWith(t, []string{"sh"}, root, env...)
+}
+
+// runInstallWith runs install.sh with the given shell (dash is Debian's
+// sh; busybox's ash is Alpine's).
+func runInstallWith(t *testing.T, shell []string, root string, env ...string) (string, bool) {
+	t.Helper()
 	repo, err := testutil.RepoRoot()
 	must(t, err)
-	cmd := exec.Command("sh", filepath.Join(repo, "scripts", "install.sh"))
+	cmd := exec.Command(shell[0], append(shell[1:], filepath.Join(repo, "scripts", "install.sh"))...)
 	cmd.Env = append(cleanEnv(), append([]string{"ORCH_ROOT=" + root, "TMPDIR=" + t.TempDir()}, env...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err == nil
@@ -310,4 +317,37 @@ func TestBadSettingsAreRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBusyboxAsh runs the script with Alpine's shell, busybox ash: a
+// download with its checksum, the OpenRC script, a re-run that writes
+// nothing, and a wrong checksum.
+func TestBusyboxAsh(t *testing.T) {
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("busybox not installed (scripts/install-deps.sh installs busybox-static)")
+	}
+	ash := []string{busybox, "sh"}
+	base := serve(t, fakeRelease(t, false))
+	root := t.TempDir()
+	env := []string{"ORCH_RELEASE_URL=" + base, "ORCH_ARCH=aarch64", "INSTALL_ORCH_INIT=openrc",
+		"ORCH_URL=https://10.0.0.1:6443", "ORCH_TOKEN=K10abc::node:secret"}
+	out, ok := runInstallWith(t, ash, root, env...)
+	if !ok {
+		t.Fatalf("install under ash failed:\n%s", out)
+	}
+	if got := read(t, filepath.Join(root, "usr/local/bin/orch")); !strings.Contains(got, "fake orch arm64") {
+		t.Errorf("installed %q", got)
+	}
+	if script := read(t, filepath.Join(root, "etc/init.d/orch-agent")); !strings.Contains(script, `command_args="agent"`) {
+		t.Errorf("OpenRC script:\n%s", script)
+	}
+	if out, ok := runInstallWith(t, ash, root, env...); !ok || strings.Contains(out, "wrote ") {
+		t.Errorf("re-run under ash (ok=%v) wrote files:\n%s", ok, out)
+	}
+	bad := t.TempDir()
+	if out, ok := runInstallWith(t, ash, bad, "ORCH_RELEASE_URL="+serve(t, fakeRelease(t, true)), "ORCH_ARCH=x86_64"); ok || !strings.Contains(out, "checksum mismatch") {
+		t.Errorf("wrong checksum under ash (ok=%v):\n%s", ok, out)
+	}
+	assertEmpty(t, bad)
 }
