@@ -47,6 +47,44 @@ func KillProcs(logf func(format string, args ...any), match func(pid int, cmdlin
 	logf("cleanup: processes still alive after SIGKILL")
 }
 
+// Instance says which processes belong to one orch instance: its binary
+// run with its data dir (instances may share a binary), anything naming
+// its run dir (containerd, shims) and anything in its cgroup root.
+type Instance struct {
+	Bin, DataDir, RunDir, CgroupRoot string
+}
+
+// Processes lists the live processes of in as "proc <pid> <cmdline>".
+func Processes(in Instance) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil || pid == os.Getpid() || Zombie(pid) {
+			continue
+		}
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
+		ownBin := strings.TrimSuffix(exe, " (deleted)") == in.Bin && strings.Contains(cmdline, " --data-dir "+in.DataDir+" ")
+		if ownBin || strings.Contains(cmdline, in.RunDir+"/") || InCgroup(pid, "/"+in.CgroupRoot+"/") {
+			out = append(out, fmt.Sprintf("proc %d %s", pid, cmdline))
+		}
+	}
+	return out
+}
+
+// Zombie tells whether pid is gone or a zombie.
+func Zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
 // InCgroup tells whether pid is in a cgroup whose path contains part.
 func InCgroup(pid int, part string) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))

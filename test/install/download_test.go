@@ -78,15 +78,7 @@ func runInstallWith(t *testing.T, shell []string, root string, env ...string) (s
 
 // cleanEnv is the test's environment without orch's and the installer's
 // variables, so a developer's settings cannot change the result.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ORCH_") && !strings.HasPrefix(kv, "INSTALL_ORCH_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
+func cleanEnv() []string { return testutil.ChildEnv("INSTALL_ORCH_") }
 
 func read(t *testing.T, path string) string {
 	t.Helper()

@@ -220,7 +220,7 @@ func (in *instance) leftovers() []string {
 		out = append(out, "cgroup "+d)
 	}
 	for _, p := range in.procs {
-		if unix.Kill(p.Process.Pid, 0) == nil && !zombie(p.Process.Pid) {
+		if unix.Kill(p.Process.Pid, 0) == nil && !hostclean.Zombie(p.Process.Pid) {
 			out = append(out, fmt.Sprintf("process %d %v", p.Process.Pid, p.Args))
 		}
 	}
@@ -236,32 +236,7 @@ func (in *instance) leftovers() []string {
 // would look for them: the orch binary, anything naming the run dir, and
 // anything in the cgroup root.
 func (in *instance) processList() []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil || pid == os.Getpid() || zombie(pid) {
-			continue
-		}
-		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
-		ownBin := strings.TrimSuffix(exe, " (deleted)") == in.bin && strings.Contains(cmdline, " --data-dir "+in.dataDir+" ")
-		if ownBin || strings.Contains(cmdline, in.runDir+"/") || hostclean.InCgroup(pid, "/"+in.cgroupRoot+"/") {
-			out = append(out, fmt.Sprintf("proc %d %s", pid, cmdline))
-		}
-	}
-	return out
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	return hostclean.Processes(hostclean.Instance{Bin: in.bin, DataDir: in.dataDir, RunDir: in.runDir, CgroupRoot: in.cgroupRoot})
 }
 
 // chains lists cmd:table:chain for chains starting with prefix and rules

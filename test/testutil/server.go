@@ -330,10 +330,19 @@ func startProc(t testing.TB, bin string, args []string, opts Options) (*proc, er
 
 // childEnv is our environment without ORCH_* variables, so a developer's
 // settings cannot leak into the server's flags.
-func childEnv() []string {
+func childEnv() []string { return ChildEnv() }
+
+// ChildEnv is the test's environment without ORCH_* variables and those
+// starting with any of the extra prefixes, for the processes a test
+// starts.
+func ChildEnv(extraPrefixes ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ORCH_") {
+		drop := strings.HasPrefix(kv, "ORCH_")
+		for _, p := range extraPrefixes {
+			drop = drop || strings.HasPrefix(kv, p)
+		}
+		if !drop {
 			env = append(env, kv)
 		}
 	}

@@ -107,15 +107,7 @@ func (in *instance) start() {
 }
 
 // env is our environment without ORCH_* settings.
-func env() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ORCH_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+func env() []string { return testutil.ChildEnv() }
 
 func (in *instance) exited() bool {
 	select {
@@ -257,33 +249,7 @@ func (in *instance) objects() []string {
 // with its data dir (both instances share the binary), anything
 // naming its run dir (containerd, shims), anything in its cgroup root.
 func (in *instance) processes() []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil || pid == os.Getpid() || zombie(pid) {
-			continue
-		}
-		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
-		ownBin := strings.TrimSuffix(exe, " (deleted)") == in.bin && strings.Contains(cmdline, " --data-dir "+in.dataDir+" ")
-		if ownBin || strings.Contains(cmdline, in.names.RunDir+"/") ||
-			hostclean.InCgroup(pid, "/"+in.names.CgroupRoot+"/") {
-			out = append(out, fmt.Sprintf("proc %d %s", pid, cmdline))
-		}
-	}
-	return out
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	return hostclean.Processes(hostclean.Instance{Bin: in.bin, DataDir: in.dataDir, RunDir: in.names.RunDir, CgroupRoot: in.names.CgroupRoot})
 }
 
 // chains lists the chains starting with prefix, and the rules jumping to
