@@ -67,15 +67,15 @@ func (s *Store) Put(node string, b Batch) {
 	}
 	for ref, cs := range b.Pods {
 		m := make(map[string]series, len(cs))
+		before := old.pods[ref]
 		for name, p := range cs {
-			m[name] = s.nextContainer(old.pods[ref][name], old.pods[ref] != nil && hasContainer(old.pods[ref], name), p)
+			o, found := before[name]
+			m[name] = s.nextContainer(o, found, p)
 		}
 		next.pods[ref] = m
 	}
 	s.nodes[node] = next
 }
-
-func hasContainer(m map[string]series, name string) bool { _, ok := m[name]; return ok }
 
 // nextPrev is the reading kept as previous when p arrives: the old last if
 // p is newer, else the old previous if still older than p.
