@@ -63,6 +63,8 @@ type parts struct {
 	mutatingPolicies *policy.Mutating
 	// apf classifies requests (API Priority and Fairness).
 	apf *apf.Classifier
+	// metrics is the built-in metrics.k8s.io (nil: --disable metrics-server).
+	metrics *metricsAPI
 }
 
 // policyPlugin is an admission policy plug-in fed by the loopback clients.

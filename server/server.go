@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	authz := newAuthorization(log)
 	scheme := all.NewScheme()
 	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
-		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}}
+		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}, metrics: newMetricsAPI(cfg)}
 	sa, err := newServiceAccountTokens(bundle, d.kv, cfg.ClusterDomain)
 	if err != nil {
 		return err
@@ -102,6 +102,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	loops = append(loops, availability)
+	loops = append(loops, parts.metrics.leaderLoops(inproc.client, log)...)
+	stopMetrics, err := parts.metrics.start(ctx, api, inproc.client, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	joinCfg, err := agentJoinTokens(cfg, dir, bundle, token, inproc.client, log,
 		join.Config{CA: bundle, Token: token, Logger: log, ServerBootstrap: serverBootstrap(dir, d.raft)})
 	if err != nil {
@@ -300,6 +306,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store b
 	if err != nil {
 		return nil, err
 	}
+	parts.metrics.setKubeletTLS(kubeletTLS)
 	chain, err := newAdmissionChain(kv, parts)
 	if err != nil {
 		return nil, fmt.Errorf("admission chain: %w", err)
@@ -317,7 +324,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store b
 	api, err := apiserver.New(apiserver.Config{
 		Store:            kv,
 		Resources:        all.Resources(regCfg),
-		Virtual:          append(sa.reviews(authn), parts.authz.reviews()...),
+		Virtual:          append(append(sa.reviews(authn), parts.authz.reviews()...), parts.metrics.resources()...),
 		OIDC:             sa.oidc,
 		TokenIssuer:      sa.issuer,
 		APIAudiences:     sa.issuer.APIAudiences(),

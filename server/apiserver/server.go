@@ -61,7 +61,8 @@ type Config struct {
 	// a TokenRequest. nil = the subresource answers 503.
 	TokenIssuer  TokenIssuer
 	APIAudiences []string
-	// Virtual are create-only resources that are never stored (review APIs).
+	// Virtual are resources that are never stored: create-only (review
+	// APIs) or read-only (metrics.k8s.io).
 	Virtual []Virtual
 	// Dynamic, when set, serves resources added at run time (custom
 	// resources) after the static ones.
@@ -107,7 +108,7 @@ type Server struct {
 	handler       http.Handler
 	kubelet       *kubeletClient  // nil without Config.KubeletClientTLS
 	podProxy      *http.Transport // pods/proxy to pod IPs
-	virtual       map[schema.GroupVersionResource]VirtualCreate
+	virtual       map[schema.GroupVersionResource]Virtual
 	// openapiV2 is /openapi/v2 with the custom resources merged in.
 	openapiV2 *openapi.V2Cache
 }

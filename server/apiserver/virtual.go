@@ -18,10 +18,12 @@ import (
 // it gets the decoded object and returns the object with its status.
 type VirtualCreate func(ctx context.Context, obj runtime.Object) (runtime.Object, error)
 
-// Virtual is a create-only resource and its handler.
+// Virtual is a resource that is never stored and its handler: create-only
+// (Create) or read-only (Read).
 type Virtual struct {
-	Resource *registry.Resource // must set Verbs to []string{"create"}
+	Resource *registry.Resource // must set Verbs: []string{"create"} or {"get", "list"}
 	Create   VirtualCreate
+	Read     VirtualReader
 }
 
 // verbsOf is the discovery verbs of r.
@@ -35,7 +37,11 @@ func verbsOf(r *registry.Resource) metav1.Verbs {
 // routeVirtual serves the verbs of a resource with a Verbs list: only a
 // create of the collection, handled by its VirtualCreate.
 func (s *Server) routeVirtual(rc *reqCtx) (resourceHandler, error) {
-	create := s.virtual[rc.res.GroupVersion.WithResource(rc.res.Resource)]
+	v := s.virtual[rc.res.GroupVersion.WithResource(rc.res.Resource)]
+	if v.Read != nil {
+		return s.routeVirtualRead(rc, v.Read)
+	}
+	create := v.Create
 	if rc.info.Verb != "create" || rc.info.Subresource != "" || rc.name != "" || create == nil ||
 		!slices.Contains(rc.res.Verbs, "create") {
 		return nil, apierrors.NewMethodNotSupported(rc.gr, rc.info.Verb)
@@ -68,10 +74,10 @@ func (s *Server) routeVirtual(rc *reqCtx) (resourceHandler, error) {
 }
 
 // virtualIndex indexes the virtual resources by group, version and resource.
-func virtualIndex(vs []Virtual) map[schema.GroupVersionResource]VirtualCreate {
-	m := make(map[schema.GroupVersionResource]VirtualCreate, len(vs))
+func virtualIndex(vs []Virtual) map[schema.GroupVersionResource]Virtual {
+	m := make(map[schema.GroupVersionResource]Virtual, len(vs))
 	for _, v := range vs {
-		m[v.Resource.GroupVersion.WithResource(v.Resource.Resource)] = v.Create
+		m[v.Resource.GroupVersion.WithResource(v.Resource.Resource)] = v
 	}
 	return m
 }

@@ -93,11 +93,12 @@ func newAgentEnv(t *testing.T) *agentEnv {
 func startCluster(t *testing.T) *agentEnv { return startClusterAt(t, "") }
 
 // startClusterAt is startCluster with the server on apiAddr (bind and
-// advertise) instead of loopback, for pods that must reach the API.
-func startClusterAt(t *testing.T, apiAddr string) *agentEnv {
+// advertise) instead of loopback, for pods that must reach the API, and
+// serverArgs added to its command line.
+func startClusterAt(t *testing.T, apiAddr string, serverArgs ...string) *agentEnv {
 	requireHost(t)
 	e := newAgentEnv(t)
-	args := []string{"--cluster-cidr", e.podCIDR}
+	args := append([]string{"--cluster-cidr", e.podCIDR}, serverArgs...)
 	if apiAddr != "" {
 		e.apiAddr = apiAddr
 		args = append(args, "--bind-address", apiAddr, "--advertise-address", apiAddr)

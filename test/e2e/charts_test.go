@@ -30,7 +30,9 @@ func TestCharts(t *testing.T) {
 		t.Fatal("set CHARTS to the charts folder (make charts does: CHARTS=../shared/charts)")
 	}
 	requireHost(t)
-	e := startClusterAt(t, dummyAddress(t))
+	// The real metrics-server chart registers metrics.k8s.io: orch's own
+	// metrics API steps aside (docs/metrics.md).
+	e := startClusterAt(t, dummyAddress(t), "--disable", "metrics-server")
 	cs := e.server.Clientset
 	waitFor(t, 90*time.Second, "node "+e.node+" Ready", func() (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})

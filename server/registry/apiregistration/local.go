@@ -29,6 +29,9 @@ var localPriorities = map[string][2]int32{
 	"discovery.k8s.io":             {16200, 15},
 	"flowcontrol.apiserver.k8s.io": {16100, 21},
 	"storagemigration.k8s.io":      {15800, 15},
+	// metrics.k8s.io is served by orch itself (server/metricsapi) with the
+	// priorities of metrics-server's APIService.
+	"metrics.k8s.io": {100, 100},
 }
 
 // LocalAPIService is the APIService kube-aggregator keeps for a group/version
