@@ -144,6 +144,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 		ContainerRuntimeEndpoint: cfg.ContainerRuntimeEndpoint, PrivateRegistry: cfg.PrivateRegistry, Debug: cfg.Debug,
 		ClusterCIDR: cfg.ClusterCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 		NetworkBackend: cfg.NetworkBackend, EvictionHard: cfg.EvictionHard,
+		IngressHTTPPort: cfg.IngressHTTPPort, IngressHTTPSPort: cfg.IngressHTTPSPort,
 	}
 }
 
