@@ -56,21 +56,18 @@ type Config struct {
 	DisableScheduler         bool
 	DisableControllerManager bool
 	// Settings of the server's own agent (as `orch agent` flags).
-	NodeName       string
-	NodeLabels     []string
-	NodeTaints     []string
-	NetworkBackend string // vxlan or host-gw
-	KubeletPort    int
-	EvictionHard   string // kubelet's --eviction-hard
-	// IngressHTTPPort and IngressHTTPSPort: this server's agent's built-in
-	// Ingress controller (0: off; the CLI's defaults are 80 and 443).
-	IngressHTTPPort, IngressHTTPSPort int
-	ContainerRuntimeEndpoint          string
-	PrivateRegistry                   string
-	RaftPort                          int
-	Datastore                         DatastoreConfig // external etcd (backend.go)
-	DefaultWatchCacheSize             int
-	EventTTL                          time.Duration
+	NodeName                 string
+	NodeLabels               []string
+	NodeTaints               []string
+	NetworkBackend           string // vxlan or host-gw
+	KubeletPort              int
+	EvictionHard             string // kubelet's --eviction-hard
+	ContainerRuntimeEndpoint string
+	PrivateRegistry          string
+	RaftPort                 int
+	Datastore                DatastoreConfig // external etcd (backend.go)
+	DefaultWatchCacheSize    int
+	EventTTL                 time.Duration
 	// NodeMonitorGracePeriod: a node whose Lease is older gets Ready=Unknown.
 	NodeMonitorGracePeriod time.Duration
 	PprofAddress           string
@@ -80,8 +77,13 @@ type Config struct {
 	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
 	SecretsEncryption bool
 	// Disable (--disable) names manifests in <data-dir>/server/manifests,
-	// by file name without extension, that are not applied (server/deploy).
+	// by file name without extension, that are not applied (server/deploy);
+	// "ingress" also turns off the built-in Ingress controller
+	// (server/ingress.go).
 	Disable []string
+	// IngressHTTPPort and IngressHTTPSPort: the built-in Ingress controller
+	// of this server's agent (0: off; the CLI's defaults are 80 and 443).
+	IngressHTTPPort, IngressHTTPSPort int
 }
 
 // Parsed holds the validated network settings derived from Config.
