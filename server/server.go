@@ -199,7 +199,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	if err != nil {
 		return nil, fmt.Errorf("loopback metadata client: %w", err)
 	}
-	shared := selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager)
+	shared := builtinIngress(selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager), cfg.Disable)
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,

@@ -65,7 +65,7 @@ func serverFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "secrets-encryption", EnvVars: envVars("secrets-encryption"),
 			Usage: "encrypt Secrets at rest (key in <data-dir>/server/cred/encryption-config.json; see orch secrets-encrypt)"},
 		&ucli.StringSliceFlag{Name: "disable", EnvVars: envVars("disable"),
-			Usage: "do not apply this manifest of <data-dir>/server/manifests (file name without extension; repeatable)"},
+			Usage: "do not apply this manifest of <data-dir>/server/manifests (file name without extension; repeatable); ingress: turn off the built-in Ingress controller"},
 		&ucli.StringFlag{Name: "pprof-address", EnvVars: envVars("pprof-address"), Hidden: true,
 			Usage: "serve net/http/pprof on this loopback address (profiling only)"},
 	}, datastoreFlags()...)
