@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"time"
@@ -51,7 +52,7 @@ func (l *listeners) open() error {
 			continue
 		}
 		srv := &http.Server{Handler: l.handler, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-			ErrorLog: zap.NewStdLog(l.log.Named("http"))}
+			ErrorLog: errorLog(l.log)}
 		l.servers, l.addrs = append(l.servers, srv), append(l.addrs, ln.Addr())
 		go l.serve(srv, ln, i == 1)
 	}
@@ -86,4 +87,14 @@ func (l *listeners) close() {
 	}
 	l.servers, l.addrs = nil, nil
 	l.log.Info("ingress stopped listening")
+}
+
+// errorLog sends net/http's own messages (TLS handshake failures of
+// scanners, bad requests) to the debug level.
+func errorLog(log *zap.Logger) *stdlog.Logger {
+	l, err := zap.NewStdLogAt(log.Named("http"), zap.DebugLevel)
+	if err != nil {
+		return zap.NewStdLog(log.Named("http"))
+	}
+	return l
 }

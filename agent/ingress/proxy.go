@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -23,13 +24,16 @@ type handler struct {
 func newHandler(table func() *Table, log *zap.Logger) *handler {
 	base := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
-		ResponseHeaderTimeout: 0, ExpectContinueTimeout: time.Second,
+		MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, ExpectContinueTimeout: time.Second,
+		// Pass the client's Accept-Encoding and the backend's encoding
+		// through untouched (no gzip added and undone here).
+		DisableCompression: true,
 	}
 	h := &handler{table: table, log: log}
 	h.proxy = &httputil.ReverseProxy{
-		Rewrite:   rewrite,
-		Transport: &retrying{base: base},
+		Rewrite:    rewrite,
+		Transport:  &retrying{base: base},
+		BufferPool: &bufferPool{},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if !errors.Is(err, context.Canceled) {
 				log.Debug("ingress backend failed", zap.String("host", r.Host), zap.String("path", r.URL.Path), zap.Error(err))
@@ -96,3 +100,16 @@ func dialFailed(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }
+
+// bufferPool reuses the proxy's copy buffers (without one, ReverseProxy
+// allocates 32 KiB per response).
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
