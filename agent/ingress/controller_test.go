@@ -164,6 +164,21 @@ func TestServeHostRulesWebSocketAnd404(t *testing.T) {
 	eventually(t, "host a", expectBody(c, f.httpURL+"/x", "a.test", 200, "a /x host=a.test xff=127.0.0.1 xfh=a.test xfp=http"))
 	eventually(t, "host b", expectBody(c, f.httpURL+"/y", "b.test:80", 200, "b /y"))
 	eventually(t, "no rule", expectBody(c, f.httpURL+"/", "nobody.test", 404, "no Ingress rule"))
+	t.Run("client X-Forwarded headers are replaced", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, f.httpURL+"/z", nil)
+		req.Host = "a.test"
+		req.Header.Set("X-Forwarded-For", "6.6.6.6")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(body), "xff=127.0.0.1 xfh=a.test xfp=http") {
+			t.Errorf("backend saw %q", body)
+		}
+	})
 	t.Run("websocket", func(t *testing.T) {
 		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(f.httpURL, "http://"), 5*time.Second)
 		if err != nil {

@@ -81,6 +81,19 @@ func TestServedClass(t *testing.T) {
 	}
 }
 
+func TestServedLegacyAnnotation(t *testing.T) {
+	ing := newIngress("a", 1)
+	ing.Spec.IngressClassName = nil
+	ing.Annotations = map[string]string{"kubernetes.io/ingress.class": ClassName}
+	if !Served(ing, false) {
+		t.Error("annotation kubernetes.io/ingress.class: orch not served")
+	}
+	ing.Annotations["kubernetes.io/ingress.class"] = "nginx"
+	if Served(ing, true) {
+		t.Error("annotation kubernetes.io/ingress.class: nginx served")
+	}
+}
+
 func TestBackendAddresses(t *testing.T) {
 	svc, sl := service("web", "10.42.0.5", "10.42.0.4")
 	sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.42.0.9"},
