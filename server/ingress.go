@@ -7,35 +7,28 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	ingresscontroller "github.com/orch/orch/server/controllers/ingress"
-	"github.com/orch/orch/server/controllers/kit"
 )
 
 // DisableIngress is the --disable value that turns off the built-in
 // Ingress controller (as k3s's --disable traefik).
 const DisableIngress = "ingress"
 
-// builtinIngress replaces the ingress controller, with --disable ingress,
-// by a one-shot removal of its IngressClass: the agents then close ports
-// 80 and 443 for another ingress controller.
+// ingressClassStep is the leader's bootstrap step for the built-in
+// ingress: it creates the IngressClass orch before the server reports
+// ready (so Ingresses created from then on get it as their default class),
+// or, with --disable ingress, deletes it, and the agents close ports 80
+// and 443 for another ingress controller.
+func ingressClassStep(disable []string, client kubernetes.Interface) func(context.Context) error {
+	if slices.Contains(disable, DisableIngress) {
+		return func(ctx context.Context) error { return ingresscontroller.RemoveClass(ctx, client) }
+	}
+	return func(ctx context.Context) error { return ingresscontroller.EnsureClass(ctx, client) }
+}
+
+// builtinIngress drops the ingress status controller with --disable ingress.
 func builtinIngress(list []sharedController, disable []string) []sharedController {
 	if !slices.Contains(disable, DisableIngress) {
 		return list
 	}
-	out := make([]sharedController, 0, len(list))
-	for _, sc := range list {
-		if sc.name == "ingress" {
-			sc = sharedController{"ingress class removal", func(kc *kit.Context) (runner, error) {
-				return removeClass{kc.Client}, nil
-			}}
-		}
-		out = append(out, sc)
-	}
-	return out
-}
-
-// removeClass deletes the IngressClass orch once.
-type removeClass struct{ client kubernetes.Interface }
-
-func (r removeClass) Run(ctx context.Context) error {
-	return ingresscontroller.RemoveClass(ctx, r.client)
+	return slices.DeleteFunc(slices.Clone(list), func(sc sharedController) bool { return sc.name == "ingress" })
 }

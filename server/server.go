@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: id, address: p.Advertise,
 		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, clusteredRaft(d.raft), log)
 	go runWhileLeader(ctx, d.store, log, func(lctx context.Context) {
-		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
+		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy, ingressClassStep(cfg.Disable, inproc.client)}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
 	caches := func() error { return errors.Join(parts.authz.ready(), parts.crds.ready()) }
 	return serveUntilDone(ctx, cfg, p, bundle, ready, caches, errc, started, log)

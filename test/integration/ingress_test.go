@@ -5,12 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/test/testutil"
 )
@@ -18,24 +16,16 @@ import (
 // TestIngressClassBootstrap: a new server creates the IngressClass orch as
 // the default class, so an Ingress without a class gets it; restarted
 // with `disable: [ingress]` in its config file, it deletes the class (the
-// agents then free their ingress ports).
+// agents then free their ingress ports). Both happen before the server
+// reports ready.
 func TestIngressClassBootstrap(t *testing.T) {
 	s := testutil.StartServer(t, testutil.Options{Quiet: true})
 	ctx := context.Background()
-	waitClass := func(cs kubernetes.Interface, exists bool) *networkingv1.IngressClass {
-		t.Helper()
-		var ic *networkingv1.IngressClass
-		var err error
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-			ic, err = cs.NetworkingV1().IngressClasses().Get(ctx, "orch", metav1.GetOptions{})
-			if (err == nil) == exists && (exists || apierrors.IsNotFound(err)) {
-				return ic
-			}
-		}
-		t.Fatalf("IngressClass orch exists=%v: %v", exists, err)
-		return nil
+	// Created by the leader's bootstrap, before the server reports ready.
+	ic, err := s.Clientset.NetworkingV1().IngressClasses().Get(ctx, "orch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("IngressClass orch once the server is ready: %v", err)
 	}
-	ic := waitClass(s.Clientset, true)
 	if ic.Spec.Controller != "orch.io/ingress" || ic.Annotations["ingressclass.kubernetes.io/is-default-class"] != "true" {
 		t.Fatalf("IngressClass orch: controller %q, annotations %v", ic.Spec.Controller, ic.Annotations)
 	}
@@ -54,5 +44,7 @@ func TestIngressClassBootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Restart()
-	waitClass(s.Clientset, false)
+	if _, err := s.Clientset.NetworkingV1().IngressClasses().Get(ctx, "orch", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("IngressClass orch after a restart with --disable ingress: %v, want NotFound", err)
+	}
 }

@@ -69,13 +69,10 @@ func (c *Controller) enqueueAll() {
 	}
 }
 
-// Run creates the IngressClass and reconciles until ctx ends.
+// Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	if !kit.WaitForSync(ctx, c.synced...) {
 		return ctx.Err()
-	}
-	if err := EnsureClass(ctx, c.client); err != nil {
-		c.log.Error("creating the IngressClass "+agentingress.ClassName, zap.Error(err))
 	}
 	c.log.Info("ingress status controller running")
 	kit.RunWorkers(ctx, c.queue, 1, c.sync, c.log)
