@@ -39,7 +39,8 @@ import (
 // TestIngress runs the built-in Ingress controller on a real node, on the
 // agent's test ports (never the host's 80 and 443): two Ingresses with host
 // rules answer curl on the node address, a TLS Ingress answers by SNI with
-// the certificate of its Secret over HTTP/2, a host without a rule gets the
+// the certificate of its Secret over HTTP/2 (and the new one once the
+// Secret changes), a host without a rule gets the
 // 404 of the default backend, a WebSocket echoes through the ingress, the
 // Ingress status lists the node address, and a rolling update of a
 // backend Deployment drops no request of a client looping through it.
@@ -101,12 +102,36 @@ func TestIngress(t *testing.T) {
 	if v, err := ingCurl("-o", "/dev/null", "-w", "%{http_version}", "--http2", "--resolve", secure, "--cacert", ca, secureURL); err != nil || v != "2" {
 		t.Errorf("HTTPS protocol %q (%v), want HTTP/2", v, err)
 	}
+	ingRotateCert(t, cs, secure, secureURL)
 	ingWebSocket(t, e.ingressPorts[0])
 	waitFor(t, 30*time.Second, "Ingress status with the node address", func() (bool, error) {
 		ing, err := cs.NetworkingV1().Ingresses("default").Get(context.Background(), "ing-a", metav1.GetOptions{})
 		return err == nil && len(ing.Status.LoadBalancer.Ingress) == 1 && ing.Status.LoadBalancer.Ingress[0].IP == "127.0.0.1", err
 	})
 	ingRollingUpdate(t, cs, httpURL)
+}
+
+// ingRotateCert puts a new certificate in the TLS Secret: the ingress
+// serves it without a restart.
+func ingRotateCert(t *testing.T, cs kubernetes.Interface, resolve, url string) {
+	t.Helper()
+	crt, key := ingSelfSigned(t, "secure.test")
+	ca := filepath.Join(t.TempDir(), "ca2.pem")
+	if err := os.WriteFile(ca, crt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sec, err := cs.CoreV1().Secrets("default").Get(context.Background(), "secure-tls", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.Data = map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}
+	if _, err := cs.CoreV1().Secrets("default").Update(context.Background(), sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the rotated certificate served", func() (bool, error) {
+		got, err := ingCurl("--resolve", resolve, "--cacert", ca, url)
+		return strings.HasPrefix(got, "200 site-b"), fmt.Errorf("%q %v", got, err)
+	})
 }
 
 // ingCurl runs curl and returns "<status> <body>" (or curl's -w output).
