@@ -211,6 +211,7 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	defer startProxy(ctx, cfg, log, client)()
 	defer startNetpol(ctx, cfg, log, client)()
 	defer startDNS(ctx, cfg, log, client)()
+	defer startIngress(ctx, cfg, log, client)()
 	stopNode := keepNode(ctx, cfg, log, client, ctrd, netm, nodeCfg, podCIDR)
 	defer stopNode()
 	if cfg.Ready != nil {

@@ -35,6 +35,10 @@ type Config struct {
 	// "nodefs.available<10%,..."; see node.ParseThresholds).
 	EvictionHard string
 	Debug        bool
+	// IngressHTTPPort and IngressHTTPSPort are where the built-in Ingress
+	// controller listens on every address of the node (the CLI's defaults
+	// are 80 and 443); 0 turns a port off.
+	IngressHTTPPort, IngressHTTPSPort int
 	// Ready, when set, is called once the node is registered and its host
 	// network is set up, before pods start (the CLI tells systemd).
 	Ready func()

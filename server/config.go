@@ -77,8 +77,13 @@ type Config struct {
 	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
 	SecretsEncryption bool
 	// Disable (--disable) names manifests in <data-dir>/server/manifests,
-	// by file name without extension, that are not applied (server/deploy).
+	// by file name without extension, that are not applied (server/deploy);
+	// "ingress" also turns off the built-in Ingress controller
+	// (server/ingress.go).
 	Disable []string
+	// IngressHTTPPort and IngressHTTPSPort: the built-in Ingress controller
+	// of this server's agent (0: off; the CLI's defaults are 80 and 443).
+	IngressHTTPPort, IngressHTTPSPort int
 }
 
 // Parsed holds the validated network settings derived from Config.

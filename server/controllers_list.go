@@ -18,6 +18,7 @@ import (
 	"github.com/orch/orch/server/controllers/disruption"
 	"github.com/orch/orch/server/controllers/endpoints"
 	"github.com/orch/orch/server/controllers/garbagecollector"
+	ingresscontroller "github.com/orch/orch/server/controllers/ingress"
 	"github.com/orch/orch/server/controllers/job"
 	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/controllers/localpath"
@@ -88,6 +89,7 @@ func sharedControllers() []sharedController {
 		{"ipaddresses", func(kc *kit.Context) (runner, error) { return servicecidr.NewIPAddresses(kc) }},
 		{"storage-version-migrator", func(kc *kit.Context) (runner, error) { return storageversionmigration.New(kc) }},
 		{"tokencleaner", func(kc *kit.Context) (runner, error) { return tokencleaner.New(kc) }},
+		{"ingress", func(kc *kit.Context) (runner, error) { return ingresscontroller.New(kc) }},
 		// controllers: one entry each, keep this marker line last
 	}
 }

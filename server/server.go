@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	go keepServerLease(ctx, inproc.client, serverIdentity{raftID: id, address: p.Advertise,
 		port: cfg.HTTPSListenPort, nodeName: nodeName(cfg)}, clusteredRaft(d.raft), log)
 	go runWhileLeader(ctx, d.store, log, func(lctx context.Context) {
-		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy}, ready, loops, api.RunNamespaceLifecycle, log)
+		leaderTasks(lctx, []func(context.Context) error{api.Bootstrap, inproc.policy, ingressClassStep(cfg.Disable, inproc.client)}, ready, loops, api.RunNamespaceLifecycle, log)
 	})
 	caches := func() error { return errors.Join(parts.authz.ready(), parts.crds.ready()) }
 	return serveUntilDone(ctx, cfg, p, bundle, ready, caches, errc, started, log)
@@ -150,6 +150,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 		ContainerRuntimeEndpoint: cfg.ContainerRuntimeEndpoint, PrivateRegistry: cfg.PrivateRegistry, Debug: cfg.Debug,
 		ClusterCIDR: cfg.ClusterCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 		NetworkBackend: cfg.NetworkBackend, EvictionHard: cfg.EvictionHard,
+		IngressHTTPPort: cfg.IngressHTTPPort, IngressHTTPSPort: cfg.IngressHTTPSPort,
 	}
 }
 
@@ -204,7 +205,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	if err != nil {
 		return nil, fmt.Errorf("loopback metadata client: %w", err)
 	}
-	shared := selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager)
+	shared := builtinIngress(selectShared(sharedControllers(), cfg.DisableScheduler, cfg.DisableControllerManager), cfg.Disable)
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,

@@ -68,7 +68,8 @@ func (r *nodeRule) decide(ctx context.Context, a Attributes) (Decision, string, 
 	case "/persistentvolumes":
 		return r.volumes(ctx, node, a)
 	case "/services", "/endpoints", "/namespaces", "discovery.k8s.io/endpointslices",
-		"networking.k8s.io/networkpolicies": // the agent enforces NetworkPolicy
+		// the agent enforces NetworkPolicy and serves Ingresses (agent/ingress)
+		"networking.k8s.io/networkpolicies", "networking.k8s.io/ingresses", "networking.k8s.io/ingressclasses":
 		return readOnly(node, a)
 	case "coordination.k8s.io/leases":
 		return r.leases(node, a)

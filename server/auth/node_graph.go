@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
 )
 
 // ErrGraphNotReady means the node graph's pod cache is not filled yet; the
@@ -24,6 +25,7 @@ type PodListerGraph struct {
 	pods      corelisters.PodLister
 	hasSynced func() bool
 	volumes   corelisters.PersistentVolumeLister // nil: no volume lookups
+	ingresses networkinglisters.IngressLister    // nil: no Ingress TLS Secrets (node_ingress.go)
 }
 
 var (
@@ -43,8 +45,11 @@ func NewPodListerGraph(lister corelisters.PodLister, hasSynced func() bool) *Pod
 func StartPodGraph(client kubernetes.Interface) (graph *PodListerGraph, stop func()) {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	pods, pvs := factory.Core().V1().Pods(), factory.Core().V1().PersistentVolumes()
-	graph = NewPodListerGraph(pods.Lister(), func() bool { return pods.Informer().HasSynced() && pvs.Informer().HasSynced() })
-	graph.volumes = pvs.Lister()
+	ings := factory.Networking().V1().Ingresses()
+	graph = NewPodListerGraph(pods.Lister(), func() bool {
+		return pods.Informer().HasSynced() && pvs.Informer().HasSynced() && ings.Informer().HasSynced()
+	})
+	graph.volumes, graph.ingresses = pvs.Lister(), ings.Lister()
 	done := make(chan struct{})
 	factory.Start(done)
 	return graph, func() {
@@ -89,7 +94,7 @@ func (g *PodListerGraph) References(_ context.Context, node, resource, namespace
 			return true, nil
 		}
 	}
-	return false, nil
+	return resource == "secrets" && g.ingressTLSSecret(namespace, name), nil
 }
 
 // VolumeNode implements VolumeGraph: the node label of a local-path PV.

@@ -112,7 +112,8 @@ func (e *agentEnv) startAgent(token string) {
 		"--node-name", e.node, "--cluster-cidr", e.podCIDR, "--bridge-name", e.bridge,
 		"--containerd-state-dir", filepath.Join(e.stateBase, "containerd"), "--containerd-namespace", e.ns,
 		"--cgroup-root", e.cgroupRoot, "--netns-prefix", e.netnsPfx, "--iptables-chain-prefix", e.chainPfx,
-		"--fifo-dir", filepath.Join(e.stateBase, "fifo"), "--eviction-hard", "nodefs.available<1%,imagefs.available<1%")
+		"--fifo-dir", filepath.Join(e.stateBase, "fifo"), "--eviction-hard", "nodefs.available<1%,imagefs.available<1%",
+		"--ingress-http-port", "0", "--ingress-https-port", "0") // never the host's 80 and 443
 	cmd.Env = append(os.Environ(), "ORCH_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -64,6 +64,9 @@ type agentEnv struct {
 	// evictionHard is the agent's --eviction-hard: testFSThresholds unless
 	// a test sets it before (re)starting the agent.
 	evictionHard string
+	// ingressPorts are the agent's --ingress-http-port and
+	// --ingress-https-port: free ports, never the host's 80 and 443.
+	ingressPorts []int
 }
 
 // testFSThresholds turn the disk-pressure signals down to 1%: the host's
@@ -83,7 +86,7 @@ func newAgentEnv(t *testing.T) *agentEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.dataDir = dir
+	e.dataDir, e.ingressPorts = dir, testutil.FreePorts(t, 2)
 	t.Cleanup(e.cleanup) // registered before the server's, so it runs after... see startCluster
 	return e
 }
@@ -135,7 +138,8 @@ func (e *agentEnv) args() []string {
 		"--bridge-name", e.bridge, "--containerd-state-dir", filepath.Join(e.stateBase, "containerd"),
 		"--containerd-namespace", e.ns, "--cgroup-root", e.cgroupRoot, "--netns-prefix", e.netnsPfx,
 		"--iptables-chain-prefix", e.chainPfx, "--fifo-dir", filepath.Join(e.stateBase, "fifo"), "--sync-frequency", "3s",
-		"--eviction-hard", e.evictionHard, "--debug"}
+		"--eviction-hard", e.evictionHard, "--debug",
+		"--ingress-http-port", strconv.Itoa(e.ingressPorts[0]), "--ingress-https-port", strconv.Itoa(e.ingressPorts[1])}
 }
 
 // startAgent runs `orch agent` (token in ORCH_TOKEN, not on the command

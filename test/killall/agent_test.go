@@ -58,7 +58,8 @@ func TestKillallRealAgent(t *testing.T) {
 		"--cluster-cidr", in.podCIDR, "--bridge-name", in.bridge,
 		"--containerd-state-dir", filepath.Join(in.runDir, "containerd"), "--containerd-namespace", "orchk-"+in.id,
 		"--cgroup-root", in.cgroupRoot, "--netns-prefix", in.netnsPfx, "--iptables-chain-prefix", in.chainPfx,
-		"--fifo-dir", filepath.Join(in.runDir, "fifo"), "--eviction-hard", "nodefs.available<1%,imagefs.available<1%")
+		"--fifo-dir", filepath.Join(in.runDir, "fifo"), "--eviction-hard", "nodefs.available<1%,imagefs.available<1%",
+		"--ingress-http-port", "0", "--ingress-https-port", "0") // never the host's 80 and 443
 	logf, err := os.Create(filepath.Join(t.TempDir(), "agent.log"))
 	if err != nil {
 		t.Fatal(err)

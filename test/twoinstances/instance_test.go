@@ -71,7 +71,7 @@ func newInstance(t *testing.T, name string, third int) *instance {
 // args is the server's whole command line: data dir, every port, the
 // CIDRs and files of its own; no hidden knob.
 func (in *instance) args() []string {
-	ports := testutil.FreePorts(in.t, 3)
+	ports := testutil.FreePorts(in.t, 5)
 	cfg := filepath.Join(in.base, "config.yaml")
 	if err := os.WriteFile(cfg, nil, 0o600); err != nil { // not /etc/orch/config.yaml
 		in.t.Fatal(err)
@@ -80,6 +80,7 @@ func (in *instance) args() []string {
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
 		"--https-listen-port", strconv.Itoa(ports[0]), "--raft-port", strconv.Itoa(ports[1]),
 		"--kubelet-port", strconv.Itoa(ports[2]),
+		"--ingress-http-port", strconv.Itoa(ports[3]), "--ingress-https-port", strconv.Itoa(ports[4]),
 		"--cluster-cidr", in.clusterCIDR, "--service-cidr", in.serviceCIDR, "--cluster-dns", in.clusterDNS,
 		"--write-kubeconfig", filepath.Join(in.base, "kubeconfig.yaml"),
 		"--private-registry", filepath.Join(in.base, "registries.yaml"),
