@@ -286,7 +286,9 @@ func (in *instance) cleanup() {
 	}
 	hostclean.KillProcs(t.Logf, func(pid int, cmdline string) bool {
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		return exe == in.bin || strings.Contains(cmdline, n.RunDir+"/") || hostclean.InCgroup(pid, "/"+n.CgroupRoot+"/")
+		// The binary is shared with other tests: only this data dir's.
+		ownBin := exe == in.bin && strings.Contains(cmdline, " --data-dir "+in.dataDir+" ")
+		return ownBin || strings.Contains(cmdline, n.RunDir+"/") || hostclean.InCgroup(pid, "/"+n.CgroupRoot+"/")
 	})
 	hostclean.UnmountUnder(t.Logf, n.RunDir+"/", in.dataDir+"/", filepath.Join(netnsDir, n.NetnsPrefix))
 	hostclean.UnmountUnder(t.Logf, n.RunDir)
