@@ -20,13 +20,5 @@ func startDNS(ctx context.Context, cfg Config, log *zap.Logger, client kubernete
 		log.Error("cluster DNS not started", zap.Error(err))
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("cluster DNS stopped", zap.Error(err))
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runInBackground(ctx, log, "cluster DNS", srv.Run)
 }

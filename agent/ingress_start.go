@@ -24,13 +24,5 @@ func startIngress(ctx context.Context, cfg Config, log *zap.Logger, client kuber
 		log.Error("ingress not started", zap.Error(err))
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("ingress stopped", zap.Error(err))
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runInBackground(ctx, log, "ingress", c.Run)
 }

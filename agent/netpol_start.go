@@ -18,13 +18,5 @@ func startNetpol(ctx context.Context, cfg Config, log *zap.Logger, client kubern
 		log.Error("network policy enforcement not started", zap.Error(err))
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("network policy enforcement stopped", zap.Error(err))
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runInBackground(ctx, log, "network policy enforcement", c.Run)
 }

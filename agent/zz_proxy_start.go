@@ -20,13 +20,5 @@ func startProxy(ctx context.Context, cfg Config, log *zap.Logger, client kuberne
 		log.Error("service proxy not started", zap.Error(err))
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := p.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("service proxy stopped", zap.Error(err))
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runInBackground(ctx, log, "service proxy", p.Run)
 }
