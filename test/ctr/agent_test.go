@@ -164,11 +164,7 @@ func (e *agentEnv) cleanup() {
 		}
 	}
 	e.cleanupIPTables()
-	for _, dir := range hostclean.CgroupDirs(e.cgroupRoot) {
-		if err := hostclean.RmdirTree(dir); err != nil {
-			e.t.Logf("cgroup cleanup: %v", err)
-		}
-	}
+	hostclean.RemoveCgroups(e.t.Logf, e.cgroupRoot)
 	// runc's state root for the namespace (the shim's default, shared by
 	// every containerd on the host): empty once the pod is deleted.
 	_ = os.RemoveAll(filepath.Join("/run/containerd/runc", e.ns))

@@ -229,11 +229,7 @@ func (e *agentEnv) cleanup() {
 		_ = m.Close()
 	}
 	hostclean.IPTablesChains(e.t.Logf, e.chainPfx) // proxy, netpol, host ports
-	for _, dir := range hostclean.CgroupDirs(e.cgroupRoot) {
-		if err := hostclean.RmdirTree(dir); err != nil {
-			e.t.Logf("cgroup cleanup: %v", err)
-		}
-	}
+	hostclean.RemoveCgroups(e.t.Logf, e.cgroupRoot)
 	_ = os.RemoveAll(e.stateBase)
 	_ = os.RemoveAll(e.dataDir)
 }

@@ -136,6 +136,16 @@ func CgroupDirs(root string) []string {
 	return out
 }
 
+// RemoveCgroups removes the cgroup directories named root in every
+// hierarchy (RmdirTree), logging what cannot be removed.
+func RemoveCgroups(logf func(format string, args ...any), root string) {
+	for _, d := range CgroupDirs(root) {
+		if err := RmdirTree(d); err != nil {
+			logf("cgroup cleanup: %v", err)
+		}
+	}
+}
+
 // RmdirTree removes the directory tree of a cgroup deepest first, retrying
 // while tasks drain.
 func RmdirTree(dir string) error {

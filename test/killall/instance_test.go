@@ -275,11 +275,7 @@ func (in *instance) cleanup(t *testing.T) {
 		}
 	}
 	hostclean.IPTablesChains(t.Logf, in.chainPfx)
-	for _, d := range hostclean.CgroupDirs(in.cgroupRoot) {
-		if err := hostclean.RmdirTree(d); err != nil {
-			t.Logf("cgroup cleanup: %v", err)
-		}
-	}
+	hostclean.RemoveCgroups(t.Logf, in.cgroupRoot)
 	_ = os.RemoveAll(in.runDir)
 }
 

@@ -310,11 +310,7 @@ func (in *instance) cleanup() {
 		}
 	}
 	hostclean.IPTablesChains(t.Logf, n.ChainPrefix)
-	for _, d := range hostclean.CgroupDirs(n.CgroupRoot) {
-		if err := hostclean.RmdirTree(d); err != nil {
-			t.Logf("cgroup cleanup: %v", err)
-		}
-	}
+	hostclean.RemoveCgroups(t.Logf, n.CgroupRoot)
 	_ = os.RemoveAll(n.RunDir)
 	_ = os.RemoveAll(in.base)
 }
