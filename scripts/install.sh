@@ -775,11 +775,11 @@ remove_stale_shim_sockets() {
 release_netns_dir() {
 	[ -d "$NETNS_DIR" ] || return 0
 	[ -z "$(ls -A "$NETNS_DIR" 2>/dev/null)" ] || return 0
-	for m in $(mounts_under "$NETNS_DIR"); do
-		[ "$m" = "$NETNS_DIR" ] && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; }
-	done
-	for m in $(mounts_under "$NETNS_DIR"); do
-		[ "$m" = "$NETNS_DIR" ] && { umount "$m" 2>/dev/null || true; }
+	# ip netns bind-mounts the directory on itself, sometimes twice.
+	i=0
+	while [ "$i" -lt 3 ] && mounts_under "$NETNS_DIR" | grep -q -x -F -e "$NETNS_DIR"; do
+		umount "$NETNS_DIR" 2>/dev/null || umount -l "$NETNS_DIR" 2>/dev/null || true
+		i=$((i + 1))
 	done
 	rmdir "$NETNS_DIR" 2>/dev/null || true
 }
