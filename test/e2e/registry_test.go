@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/orch/orch/internal/childproc"
 	testimages "github.com/orch/orch/test/images"
 	"github.com/orch/orch/test/testutil"
 )
@@ -108,11 +109,12 @@ http:
 	r.cmd = exec.Command("docker-registry", "serve", cfgFile)
 	r.cmd.Stdout, r.cmd.Stderr = out, out
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := r.cmd.Start(); err != nil {
+	waited, err := childproc.Start(r.cmd)
+	if err != nil {
 		t.Fatalf("starting docker-registry: %v", err)
 	}
 	r.done = make(chan struct{})
-	go func() { _ = r.cmd.Wait(); close(r.done) }()
+	go func() { <-waited; close(r.done) }()
 	r.waitReady(t)
 	return r
 }

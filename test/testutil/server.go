@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/orch/orch/internal/childproc"
 )
 
 // Options tune one test server.
@@ -316,12 +318,13 @@ func startProc(t testing.TB, bin string, args []string, opts Options) (*proc, er
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 10 * time.Second
 	t.Logf("starting %s %s %s", strings.Join(opts.Env, " "), bin, strings.Join(args, " "))
-	if err := cmd.Start(); err != nil {
+	waited, err := childproc.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("exec %s: %w", bin, err)
 	}
 	p := &proc{cmd: cmd, out: out, done: make(chan struct{})}
 	go func() {
-		p.waitErr = cmd.Wait()
+		p.waitErr = <-waited
 		out.close()
 		close(p.done)
 	}()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/orch/orch/internal/childproc"
 	"github.com/orch/orch/internal/hostnames"
 	"github.com/orch/orch/test/hostclean"
 	testimages "github.com/orch/orch/test/images"
@@ -100,11 +101,12 @@ func (in *instance) start() {
 	in.cmd.Stdout, in.cmd.Stderr = out, out
 	in.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	in.t.Logf("%s: %s %s", in.name, in.bin, strings.Join(in.cmd.Args[1:], " "))
-	if err := in.cmd.Start(); err != nil {
+	waited, err := childproc.Start(in.cmd)
+	if err != nil {
 		in.t.Fatal(err)
 	}
 	in.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(in.cmd, in.done)
+	go func(done chan struct{}) { <-waited; close(done) }(in.done)
 }
 
 // env is our environment without ORCH_* settings.

@@ -16,6 +16,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/orch/orch/internal/childproc"
 )
 
 // Etcd is one running test etcd.
@@ -97,11 +99,12 @@ func start(t testing.TB, bin, dir string, certs certFiles, attempt int) (*Etcd, 
 		"--logger", "zap", "--log-outputs", "stderr")
 	e.cmd.Stdout, e.cmd.Stderr = log, log
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := e.cmd.Start(); err != nil {
+	waited, err := childproc.Start(e.cmd)
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = e.cmd.Wait(); close(exited) }()
+	go func() { <-waited; close(exited) }()
 	stop := func() {
 		_ = e.cmd.Process.Kill()
 		<-exited
