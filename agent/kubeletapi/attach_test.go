@@ -66,6 +66,12 @@ func attachURL(base, path string, stdin, tty bool) *url.URL {
 func TestAttachStreams(t *testing.T) {
 	e := newTestEnv(t)
 	e.fake.AttachFunc = func(_ string, req runtime.AttachRequest) error {
+		// Stdin is read while waiting for the terminal size, as the real
+		// runtime copies it: one WebSocket carries every channel, so a
+		// session that left stdin unread would never see the resize
+		// message queued behind it.
+		in := make(chan []byte, 1)
+		go func() { b, _ := io.ReadAll(req.Stdin); in <- b }()
 		if req.TTY {
 			s := <-req.Resize
 			fmt.Fprintf(req.Stdout, "size %dx%d\r\n", s.Width, s.Height)
@@ -73,7 +79,7 @@ func TestAttachStreams(t *testing.T) {
 		if req.Stderr != nil {
 			fmt.Fprintln(req.Stderr, "to stderr")
 		}
-		_, err := io.Copy(req.Stdout, req.Stdin)
+		_, err := req.Stdout.Write(<-in)
 		return err
 	}
 	for _, kind := range []executorKind{viaSPDY, viaWebSocket} {
