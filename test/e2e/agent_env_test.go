@@ -190,14 +190,28 @@ func (e *agentEnv) dumpLog() {
 	if !e.t.Failed() || e.logFile == "" {
 		return
 	}
-	lines := strings.Split(e.agentLog(), "\n")
-	if len(lines) > 150 {
-		lines = lines[len(lines)-150:]
+	// The periodic DEBUG lines would push the one line that explains a
+	// failure out of the tail: they are shown only at the very end.
+	all := strings.Split(e.agentLog(), "\n")
+	var lines []string
+	for _, l := range all {
+		if !strings.Contains(l, "\tDEBUG\t") {
+			lines = append(lines, l)
+		}
 	}
-	e.t.Logf("agent output (last lines):\n%s", strings.Join(lines, "\n"))
+	e.t.Logf("agent output without DEBUG (last lines):\n%s", strings.Join(tail(lines, 150), "\n"))
+	e.t.Logf("agent output (last lines):\n%s", strings.Join(tail(all, 20), "\n"))
 	if e.server != nil {
 		e.t.Logf("server output:\n%s", e.server.Output())
 	}
+}
+
+// tail returns the last n lines.
+func tail(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
 }
 
 // cleanup removes everything the agent and its containers made.
