@@ -38,6 +38,10 @@ type Config struct {
 	SnapshotInterval time.Duration
 	// Logger receives the store's logs (default: none).
 	Logger *zap.Logger
+	// BootID identifies this boot of the machine (default: the kernel's
+	// random boot_id). A state file left with unsynced writes under another
+	// boot is rebuilt (see syncmode.go); tests set it to simulate a reboot.
+	BootID string
 }
 
 func (c *Config) validate() error {
@@ -67,5 +71,8 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.BootID == "" {
+		c.BootID = readBootID()
 	}
 }

@@ -9,7 +9,8 @@
 // snapshots, mutual-TLS TCP transport) into an FSM whose state is a bbolt
 // file. Its directory holds raft.db (log and stable store), snapshots/ and
 // state.db (keys plus the revision and last applied raft index, committed
-// together once per batch of log entries). Writes are accepted on the leader
+// together once per batch of log entries; without fsync while the raft
+// snapshots and log can rebuild it, see syncmode.go). Writes are accepted on the leader
 // only (ErrNotLeader elsewhere); reads and watches are served from the local
 // state on every server. MemStore is the in-memory twin used by unit tests of
 // the layers above; package storetest is the contract suite all pass,

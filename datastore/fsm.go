@@ -23,9 +23,10 @@ type applyResult struct {
 }
 
 // fsm applies replicated commands to a bbolt state file. Each batch of raft
-// log entries is applied in one bbolt transaction (one fsync) together with
-// the revision and the last applied raft index, so replays after a restart
-// skip what is already applied. Events are published after the commit.
+// log entries is applied in one bbolt transaction together with the
+// revision and the last applied raft index, so replays after a restart skip
+// what is already applied. Events are published after the commit. The
+// commits are fsynced until relaxSync (see syncmode.go).
 type fsm struct {
 	log  *zap.Logger
 	path string
@@ -37,6 +38,10 @@ type fsm struct {
 	rev     atomic.Int64
 	applied uint64 // last applied raft index; only touched by raft's FSM goroutine
 	notify  *appliedIndex
+	// bootID is this boot's ID; unsynced is set (under mu) once commits
+	// skip fsync, after the marker naming bootID was written.
+	bootID   string
+	unsynced bool
 }
 
 var (
@@ -44,13 +49,17 @@ var (
 	_ raft.FSM         = (*fsm)(nil)
 )
 
-// openFSM opens the state file at path.
-func openFSM(path string, historySize int, log *zap.Logger) (*fsm, error) {
+// openFSM opens the state file at path, first discarding it when the
+// machine went down while it had unsynced writes (discardTornState).
+func openFSM(path string, historySize int, bootID string, log *zap.Logger) (*fsm, error) {
+	if err := discardTornState(filepath.Dir(path), bootID, log); err != nil {
+		return nil, err
+	}
 	db, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
-	f := &fsm{log: log, path: path, db: db}
+	f := &fsm{log: log, path: path, db: db, bootID: bootID}
 	var rev int64
 	_ = db.View(func(tx *bolt.Tx) error {
 		rev, f.applied = readMeta(tx)
@@ -233,6 +242,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	db.NoSync = f.unsynced
 	f.db = db
 	var rev int64
 	_ = db.View(func(tx *bolt.Tx) error {
@@ -246,7 +256,38 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-// close closes the state file and every watcher.
+// isEmpty reports whether nothing was ever applied to the state: then the
+// raft log alone (from its first entry) rebuilds it.
+func (f *fsm) isEmpty() bool { return f.rev.Load() == 0 && f.applied == 0 }
+
+// isUnsynced reports whether commits skip fsync.
+func (f *fsm) isUnsynced() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.unsynced
+}
+
+// relaxSync stops fsyncing the state file's commits, after durably
+// recording this boot in the marker. Call it only while a persisted raft
+// snapshot or the whole raft log can rebuild the state. Without a boot ID
+// the state stays synced.
+func (f *fsm) relaxSync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unsynced || f.closed || f.bootID == "" {
+		return nil
+	}
+	if err := writeMarker(filepath.Dir(f.path), f.bootID); err != nil {
+		return fmt.Errorf("state file: write %s: %w", unsyncedMarker, err)
+	}
+	f.unsynced = true
+	f.db.NoSync = true
+	f.log.Debug("state file commits no longer fsynced: the raft log and snapshots rebuild it")
+	return nil
+}
+
+// close syncs and closes the state file, removes the unsynced marker and
+// closes every watcher.
 func (f *fsm) close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -255,5 +296,12 @@ func (f *fsm) close() error {
 	}
 	f.closed = true
 	f.hub.close()
-	return f.db.Close()
+	if err := f.db.Sync(); err != nil {
+		_ = f.db.Close()
+		return fmt.Errorf("sync state file: %w", err)
+	}
+	if err := f.db.Close(); err != nil {
+		return err
+	}
+	return removeMarker(filepath.Dir(f.path))
 }

@@ -80,7 +80,7 @@ func decodeAny(data []byte) ([]Op, error) {
 }
 
 func newTestFSM(t *testing.T) *fsm {
-	f, err := openFSM(filepath.Join(t.TempDir(), "state.db"), 100, zaptest.NewLogger(t))
+	f, err := openFSM(filepath.Join(t.TempDir(), "state.db"), 100, "test-boot", zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func Open(ctx context.Context, cfg Config) (*RaftStore, error) {
 func (s *RaftStore) open(cfg Config) error {
 	hcl := newHclog(cfg.Logger.Named("raft"))
 	var err error
-	if s.fsm, err = openFSM(filepath.Join(cfg.Dir, "state.db"), cfg.HistorySize, cfg.Logger.Named("fsm")); err != nil {
+	if s.fsm, err = openFSM(filepath.Join(cfg.Dir, stateFile), cfg.HistorySize, cfg.BootID, cfg.Logger.Named("fsm")); err != nil {
 		return fmt.Errorf("datastore: %w", err)
 	}
 	s.logStore, err = raftboltdb.New(raftboltdb.Options{
@@ -83,6 +83,10 @@ func (s *RaftStore) open(cfg Config) error {
 	if err := s.catchUpState(snaps); err != nil {
 		return err
 	}
+	snapStore, err := s.syncState(snaps)
+	if err != nil {
+		return err
+	}
 	stream, err := newTLSStreamLayer(cfg.BindAddr, cfg.AdvertiseAddr, cfg.ServerTLS, cfg.ClientTLS)
 	if err != nil {
 		return fmt.Errorf("datastore: %w", err)
@@ -100,7 +104,7 @@ func (s *RaftStore) open(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("datastore: inspect raft state: %w", err)
 	}
-	if s.raft, err = raft.NewRaft(rc, s.fsm, logs, s.logStore, snaps, s.transport); err != nil {
+	if s.raft, err = raft.NewRaft(rc, s.fsm, logs, s.logStore, snapStore, s.transport); err != nil {
 		return fmt.Errorf("datastore: start raft: %w", err)
 	}
 	r := s.raft
@@ -141,6 +145,26 @@ func (s *RaftStore) catchUpState(snaps raft.SnapshotStore) error {
 		return fmt.Errorf("datastore: %w", err)
 	}
 	return nil
+}
+
+// syncState relaxes the state file's fsyncs now if a persisted snapshot (or,
+// for a state never written, the log alone) can rebuild it, else once raft
+// has persisted its first snapshot: the store returned reports that.
+func (s *RaftStore) syncState(snaps raft.SnapshotStore) (raft.SnapshotStore, error) {
+	metas, err := snaps.List()
+	if err != nil {
+		return nil, fmt.Errorf("datastore: list snapshots: %w", err)
+	}
+	if len(metas) > 0 || s.fsm.isEmpty() {
+		if err := s.fsm.relaxSync(); err != nil {
+			return nil, fmt.Errorf("datastore: %w", err)
+		}
+	}
+	return persistedSnapshots{SnapshotStore: snaps, onPersisted: func() {
+		if err := s.fsm.relaxSync(); err != nil {
+			s.log.Warn("state file stays fsynced", zap.Error(err))
+		}
+	}}, nil
 }
 
 // raftConfig tunes raft for fast single-node start and large write batches.

@@ -174,7 +174,7 @@ func moveAside(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, name := range []string{stateFile, raftLogFile, raftSnapsDir} {
+	for _, name := range []string{stateFile, unsyncedMarker, raftLogFile, raftSnapsDir} {
 		err := os.Rename(filepath.Join(dir, name), filepath.Join(backup, name))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", err
@@ -235,7 +235,7 @@ func ResetCluster(opts ResetOptions) (ResetResult, error) {
 	if err != nil {
 		return ResetResult{}, fmt.Errorf("cluster reset: %w", err)
 	}
-	f, err := openFSM(filepath.Join(opts.Dir, stateFile), 1, opts.Logger.Named("fsm"))
+	f, err := openFSM(filepath.Join(opts.Dir, stateFile), 1, readBootID(), opts.Logger.Named("fsm"))
 	if err != nil {
 		return ResetResult{}, fmt.Errorf("cluster reset: %w", err)
 	}
