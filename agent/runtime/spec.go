@@ -49,6 +49,12 @@ func processArgs(ic ocispec.ImageConfig, command, args []string) []string {
 	return append(append([]string(nil), ic.Entrypoint...), ic.Cmd...)
 }
 
+// ShimGroupAnnotation groups containers under one containerd-shim-runc-v2
+// (its manager reads it from the OCI spec): orch gives every container of a
+// pod its pod UID, so a pod costs one shim, not one per container, as CRI
+// does with the sandbox ID.
+const ShimGroupAnnotation = "io.containerd.runc.v2.group"
+
 // specOpts turns a ContainerSpec into OCI spec options, applied over
 // containerd's default Linux spec and the image config.
 func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s ContainerSpec) ([]oci.SpecOpts, error) {
@@ -65,6 +71,7 @@ func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s Conta
 		oci.WithProcessArgs(args...),
 		oci.WithEnv(s.Env),
 		oci.WithMounts(specMounts(s)),
+		oci.WithAnnotations(map[string]string{ShimGroupAnnotation: s.PodUID}),
 	}
 	opts = append(opts, namespaceOpts(s)...)
 	if s.WorkingDir != "" {
