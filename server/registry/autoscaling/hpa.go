@@ -63,8 +63,8 @@ func resources(registry.Config) []*registry.Resource {
 	return registry.BuildAll(d, v1Def(d))
 }
 
-// Default applies upstream's v2 defaults: one replica at least, and CPU at
-// 80 % utilization when no metric is given.
+// Default applies upstream's v2 defaults: one replica at least, CPU at
+// 80 % utilization when no metric is given, and the behavior defaults.
 func Default(h *autoscalingv2.HorizontalPodAutoscaler) {
 	if h.Spec.MinReplicas == nil {
 		h.Spec.MinReplicas = ptr.To(int32(1))
@@ -74,6 +74,7 @@ func Default(h *autoscalingv2.HorizontalPodAutoscaler) {
 			Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(80))}}}}
 	}
+	DefaultBehavior(h)
 }
 
 var metricTypes = []string{"ContainerResource", "External", "Object", "Pods", "Resource"}
@@ -98,6 +99,7 @@ func Validate(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 	} else if h.Spec.MaxReplicas < min {
 		errs = append(errs, field.Invalid(sp.Child("maxReplicas"), h.Spec.MaxReplicas, "must be greater than or equal to `minReplicas`"))
 	}
+	errs = append(errs, validateBehavior(h.Spec.Behavior, sp.Child("behavior"))...)
 	for i, m := range h.Spec.Metrics {
 		mp := sp.Child("metrics").Index(i)
 		if !slices.Contains(metricTypes, string(m.Type)) {
