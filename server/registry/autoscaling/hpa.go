@@ -3,7 +3,6 @@ package autoscaling
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -110,29 +109,4 @@ func Validate(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// targets is kubectl's Targets cell: current/target per metric.
-func targets(h *autoscalingv2.HorizontalPodAutoscaler) string {
-	var parts []string
-	for i, m := range h.Spec.Metrics {
-		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
-			parts = append(parts, "<unknown>/<unknown>")
-			continue
-		}
-		target := "<unknown>"
-		if u := m.Resource.Target.AverageUtilization; u != nil {
-			target = fmt.Sprintf("%d%%", *u)
-		} else if v := m.Resource.Target.AverageValue; v != nil {
-			target = v.String()
-		}
-		current := "<unknown>"
-		if i < len(h.Status.CurrentMetrics) && h.Status.CurrentMetrics[i].Resource != nil {
-			if u := h.Status.CurrentMetrics[i].Resource.Current.AverageUtilization; u != nil {
-				current = fmt.Sprintf("%d%%", *u)
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s: %s/%s", m.Resource.Name, current, target))
-	}
-	return strings.Join(parts, ", ")
 }
