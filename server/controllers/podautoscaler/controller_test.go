@@ -303,3 +303,12 @@ func TestPodUsage(t *testing.T) {
 		t.Fatalf("memory: %+v", m)
 	}
 }
+
+func TestBuildQuantity(t *testing.T) {
+	if q := buildQuantity(corev1.ResourceMemory, 100*1024*1024*1000); q.String() != "100Mi" {
+		t.Errorf("memory %s", q.String())
+	}
+	if q := buildQuantity(corev1.ResourceCPU, 250); q.String() != "250m" {
+		t.Errorf("cpu %s", q.String())
+	}
+}
