@@ -33,7 +33,7 @@ import (
 // minReplicas is raised too, with upstream's SuccessfulRescale event, then
 // reports FailedGetResourceMetric (no metrics) without scaling further; a
 // Deployment above maxReplicas is lowered. Pods metrics get
-// FailedGetPodsMetric.
+// FailedGetPodsMetric. StatefulSets and ReplicaSets are raised as well.
 func TestHPAController(t *testing.T) {
 	s := testutil.StartServer(t, testutil.Options{Quiet: true, ExtraArgs: []string{"--horizontal-pod-autoscaler-sync-period", "2s"}})
 	defer func() {
@@ -45,6 +45,36 @@ func TestHPAController(t *testing.T) {
 	t.Run("CustomResourceCreatedLater", func(t *testing.T) { hpaCustomResource(t, s, ns) })
 	t.Run("DeploymentBounds", func(t *testing.T) { hpaDeploymentBounds(t, s.Clientset, ns) })
 	t.Run("PodsMetricUnsupported", func(t *testing.T) { hpaPodsMetric(t, s.Clientset, ns) })
+	t.Run("StatefulSetAndReplicaSet", func(t *testing.T) { hpaOtherKinds(t, s.Clientset, ns) })
+}
+
+// hpaOtherKinds: StatefulSets and ReplicaSets are scaled through their
+// scale subresources too.
+func hpaOtherKinds(t *testing.T, cs kubernetes.Interface, ns string) {
+	ctx := ctxT(t)
+	d := hpaDeployment("sts", 1)
+	_, err := cs.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: d.ObjectMeta,
+		Spec: appsv1.StatefulSetSpec{Replicas: d.Spec.Replicas, Selector: d.Spec.Selector, Template: d.Spec.Template}}, metav1.CreateOptions{})
+	must(t, err, "create StatefulSet")
+	d = hpaDeployment("rs", 1)
+	_, err = cs.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: d.ObjectMeta,
+		Spec: appsv1.ReplicaSetSpec{Replicas: d.Spec.Replicas, Selector: d.Spec.Selector, Template: d.Spec.Template}}, metav1.CreateOptions{})
+	must(t, err, "create ReplicaSet")
+	for _, kind := range []string{"StatefulSet", "ReplicaSet"} {
+		name := map[string]string{"StatefulSet": "sts", "ReplicaSet": "rs"}[kind]
+		_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx,
+			hpaObject(name, "apps/v1", kind, name, 3, 5, cpuTarget(50)), metav1.CreateOptions{})
+		must(t, err, "create HPA %s", name)
+		waitHPA(t, cs, ns, name, "a rescale to 3", func(h *autoscalingv2.HorizontalPodAutoscaler) bool { return h.Status.DesiredReplicas == 3 })
+		waitEvent(t, cs, ns, name, "SuccessfulRescale", "New size: 3; reason: Current number of replicas below Spec.MinReplicas")
+	}
+	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, "sts", metav1.GetOptions{})
+	must(t, err, "get StatefulSet")
+	rs, err := cs.AppsV1().ReplicaSets(ns).Get(ctx, "rs", metav1.GetOptions{})
+	must(t, err, "get ReplicaSet")
+	if ptr.Deref(sts.Spec.Replicas, 0) != 3 || ptr.Deref(rs.Spec.Replicas, 0) != 3 {
+		t.Fatalf("StatefulSet replicas %d, ReplicaSet replicas %d, want 3", ptr.Deref(sts.Spec.Replicas, 0), ptr.Deref(rs.Spec.Replicas, 0))
+	}
 }
 
 func hpaDeployment(name string, replicas int32) *appsv1.Deployment {
