@@ -74,6 +74,9 @@ type Config struct {
 	Debug                  bool
 	// Snapshots: --etcd-snapshot-* and --cluster-reset flags.
 	Snapshots snapshots.Config
+	// HPASyncPeriod is how often each HorizontalPodAutoscaler is reconciled
+	// (--horizontal-pod-autoscaler-sync-period, default 15s).
+	HPASyncPeriod time.Duration
 	// SecretsEncryption encrypts Secrets at rest (k3s's --secrets-encryption).
 	SecretsEncryption bool
 	// Disable (--disable) names manifests in <data-dir>/server/manifests,

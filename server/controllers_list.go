@@ -23,6 +23,7 @@ import (
 	"github.com/orch/orch/server/controllers/kit"
 	"github.com/orch/orch/server/controllers/localpath"
 	"github.com/orch/orch/server/controllers/nodelifecycle"
+	"github.com/orch/orch/server/controllers/podautoscaler"
 	"github.com/orch/orch/server/controllers/pvbinder"
 	"github.com/orch/orch/server/controllers/replicaset"
 	"github.com/orch/orch/server/controllers/replication"
@@ -90,6 +91,9 @@ func sharedControllers() []sharedController {
 		{"storage-version-migrator", func(kc *kit.Context) (runner, error) { return storageversionmigration.New(kc) }},
 		{"tokencleaner", func(kc *kit.Context) (runner, error) { return tokencleaner.New(kc) }},
 		{"ingress", func(kc *kit.Context) (runner, error) { return ingresscontroller.New(kc) }},
+		{"horizontalpodautoscaling", func(kc *kit.Context) (runner, error) {
+			return podautoscaler.New(kc, podautoscaler.Settings{SyncPeriod: kc.Options.HPASyncPeriod})
+		}},
 		// controllers: one entry each, keep this marker line last
 	}
 }

@@ -209,7 +209,8 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	if len(shared) > 0 {
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
-				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy, SignCSR: tls.signCSR}, log)
+				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy, SignCSR: tls.signCSR,
+				Loopback: loopback, HPASyncPeriod: cfg.HPASyncPeriod}, log)
 		}})
 	}
 	crdLoop, stopCRDs, err := parts.crds.start(loopback, log)

@@ -23,5 +23,6 @@
 //	statefulset ordered pods with stable names and per-pod claims, partitioned rolling updates
 //	resourcequota recounts ResourceQuota usage (the API server charges creates)
 //	endpoints  Endpoints and EndpointSlices of Services (and mirrors selector-less ones)
+//	podautoscaler HorizontalPodAutoscalers: resource metrics from metrics.k8s.io, behavior, the scale subresource
 //	servicelb  status.loadBalancer of LoadBalancer Services: the Ready nodes' addresses (k3s ServiceLB)
 package controllers

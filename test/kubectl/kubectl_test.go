@@ -45,6 +45,7 @@ func TestKubectl(t *testing.T) {
 		{"CertificateSigningRequests", testCSR},
 		{"ClusterTrustBundles", testTrustBundles},
 		{"PriorityAndFairnessServiceCIDRsMigrations", testNewAPIs},
+		{"Autoscale", testAutoscale},
 	}
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range tests {

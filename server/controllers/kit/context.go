@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
@@ -51,6 +52,11 @@ type Options struct {
 	// SignCSR signs an approved CertificateSigningRequest's request with
 	// the cluster CA (the CSR signer); nil disables that controller.
 	SignCSR func(req *x509.CertificateRequest, ttl time.Duration, keyUsage x509.KeyUsage, extUsage []x509.ExtKeyUsage) ([]byte, error)
+	// Loopback is the in-process client's configuration, for clients
+	// Client does not cover (the HPA's scale and metrics clients).
+	Loopback *rest.Config
+	// HPASyncPeriod is --horizontal-pod-autoscaler-sync-period (default 15s).
+	HPASyncPeriod time.Duration
 }
 
 // New builds a Context over client. Call Start once every controller has

@@ -3,7 +3,6 @@ package autoscaling
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -63,8 +62,8 @@ func resources(registry.Config) []*registry.Resource {
 	return registry.BuildAll(d, v1Def(d))
 }
 
-// Default applies upstream's v2 defaults: one replica at least, and CPU at
-// 80 % utilization when no metric is given.
+// Default applies upstream's v2 defaults: one replica at least, CPU at
+// 80 % utilization when no metric is given, and the behavior defaults.
 func Default(h *autoscalingv2.HorizontalPodAutoscaler) {
 	if h.Spec.MinReplicas == nil {
 		h.Spec.MinReplicas = ptr.To(int32(1))
@@ -74,6 +73,7 @@ func Default(h *autoscalingv2.HorizontalPodAutoscaler) {
 			Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(80))}}}}
 	}
+	DefaultBehavior(h)
 }
 
 var metricTypes = []string{"ContainerResource", "External", "Object", "Pods", "Resource"}
@@ -98,6 +98,7 @@ func Validate(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 	} else if h.Spec.MaxReplicas < min {
 		errs = append(errs, field.Invalid(sp.Child("maxReplicas"), h.Spec.MaxReplicas, "must be greater than or equal to `minReplicas`"))
 	}
+	errs = append(errs, validateBehavior(h.Spec.Behavior, sp.Child("behavior"))...)
 	for i, m := range h.Spec.Metrics {
 		mp := sp.Child("metrics").Index(i)
 		if !slices.Contains(metricTypes, string(m.Type)) {
@@ -108,29 +109,4 @@ func Validate(h *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// targets is kubectl's Targets cell: current/target per metric.
-func targets(h *autoscalingv2.HorizontalPodAutoscaler) string {
-	var parts []string
-	for i, m := range h.Spec.Metrics {
-		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
-			parts = append(parts, "<unknown>/<unknown>")
-			continue
-		}
-		target := "<unknown>"
-		if u := m.Resource.Target.AverageUtilization; u != nil {
-			target = fmt.Sprintf("%d%%", *u)
-		} else if v := m.Resource.Target.AverageValue; v != nil {
-			target = v.String()
-		}
-		current := "<unknown>"
-		if i < len(h.Status.CurrentMetrics) && h.Status.CurrentMetrics[i].Resource != nil {
-			if u := h.Status.CurrentMetrics[i].Resource.Current.AverageUtilization; u != nil {
-				current = fmt.Sprintf("%d%%", *u)
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s: %s/%s", m.Resource.Name, current, target))
-	}
-	return strings.Join(parts, ", ")
 }
