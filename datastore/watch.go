@@ -11,17 +11,55 @@ import (
 // it is considered too slow and its channel is closed.
 const watchBuffer = 1024
 
-// watcher is one Watch call.
+// watchChanSize is the capacity of a watcher's channel. Undelivered events
+// wait in the watcher's queue, which grows only while they do: a channel
+// of watchBuffer events (about 100 bytes each) per watcher was most of an
+// idle server's watch memory.
+const watchChanSize = 8
+
+// watcher is one Watch call. The hub appends matching events to queue; the
+// watcher's forward goroutine, the only sender on ch, moves them to ch and
+// closes ch when the watcher ends.
 type watcher struct {
 	prefix  string
 	fromRev int64 // deliver only events with Revision > fromRev
+	limit   int   // queued events beyond which the watcher is too slow
 	ch      chan Event
+	wake    chan struct{} // capacity 1: events were queued
 	done    chan struct{} // closed when the hub drops the watcher
+
+	mu    sync.Mutex
+	queue []Event
+}
+
+// push queues ev; false means the watcher is too slow.
+func (w *watcher) push(ev Event) bool {
+	w.mu.Lock()
+	if len(w.queue) >= w.limit {
+		w.mu.Unlock()
+		return false
+	}
+	w.queue = append(w.queue, ev)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns the queued events and starts a new queue in spare's array.
+func (w *watcher) take(spare []Event) []Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.queue
+	w.queue = spare[:0]
+	return out
 }
 
 // watchHub fans out committed events to watchers and keeps a bounded history
 // of recent events so watchers can resume from an older revision. Writers
-// publish in revision order; all sends and closes happen under mu, so a
+// publish in revision order into each watcher's queue under mu, so a
 // publish never blocks on a slow watcher.
 type watchHub struct {
 	mu         sync.Mutex
@@ -66,28 +104,26 @@ func (h *watchHub) publish(events []Event, rev int64) {
 	h.published.Broadcast()
 }
 
-// deliver sends matching events to w, dropping w when its buffer is full.
+// deliver queues matching events for w, dropping w when it is too slow.
 func (h *watchHub) deliver(w *watcher, events []Event) {
 	for _, ev := range events {
 		if ev.Revision <= w.fromRev || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 			continue
 		}
-		select {
-		case w.ch <- ev:
-		default:
+		if !w.push(ev) {
 			h.drop(w)
 			return
 		}
 	}
 }
 
-// drop unregisters w and closes its channel; callers hold mu.
+// drop unregisters w; its forward goroutine then delivers what was queued
+// and closes its channel. Callers hold mu.
 func (h *watchHub) drop(w *watcher) {
 	if _, ok := h.watchers[w]; !ok {
 		return
 	}
 	delete(h.watchers, w)
-	close(w.ch)
 	close(w.done)
 }
 
@@ -114,25 +150,55 @@ func (h *watchHub) watch(ctx context.Context, prefix string, fromRev int64) (<-c
 			replay = append(replay, ev)
 		}
 	}
-	w := &watcher{prefix: prefix, fromRev: fromRev,
-		ch: make(chan Event, len(replay)+watchBuffer), done: make(chan struct{})}
-	for _, ev := range replay {
-		w.ch <- ev
-	}
+	w := &watcher{prefix: prefix, fromRev: fromRev, limit: len(replay) + watchBuffer, queue: replay,
+		ch: make(chan Event, watchChanSize), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.watchers[w] = struct{}{}
-	go h.cancelOnDone(ctx, w)
+	go h.forward(ctx, w)
 	return w.ch, nil
 }
 
-// cancelOnDone drops w when ctx ends (unless the hub dropped it first).
-func (h *watchHub) cancelOnDone(ctx context.Context, w *watcher) {
-	select {
-	case <-ctx.Done():
-		h.mu.Lock()
-		h.drop(w)
-		h.mu.Unlock()
-	case <-w.done:
+// forward moves w's queued events to its channel until ctx ends (dropping
+// w) or the hub drops w (then what was queued is still delivered, as a
+// closed buffered channel would), and closes the channel.
+func (h *watchHub) forward(ctx context.Context, w *watcher) {
+	defer close(w.ch)
+	var batch []Event
+	for {
+		batch = w.take(batch)
+		for i, ev := range batch {
+			select {
+			case w.ch <- ev:
+				batch[i] = Event{} // let the values go once delivered
+			case <-ctx.Done():
+				h.cancel(w)
+				return
+			}
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-w.done:
+			if rest := w.take(nil); len(rest) > 0 {
+				w.mu.Lock()
+				w.queue = rest // delivered by the next round, then done again
+				w.mu.Unlock()
+				continue
+			}
+			return
+		case <-ctx.Done():
+			h.cancel(w)
+			return
+		}
 	}
+}
+
+// cancel drops w after its caller's context ended.
+func (h *watchHub) cancel(w *watcher) {
+	h.mu.Lock()
+	h.drop(w)
+	h.mu.Unlock()
 }
 
 // reset forgets the history and closes every watcher; used when the state is
