@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -51,6 +52,9 @@ type Options struct {
 	// SignCSR signs an approved CertificateSigningRequest's request with
 	// the cluster CA (the CSR signer); nil disables that controller.
 	SignCSR func(req *x509.CertificateRequest, ttl time.Duration, keyUsage x509.KeyUsage, extUsage []x509.ExtKeyUsage) ([]byte, error)
+	// Metrics, when set, gets the controllers' workqueue_* and scheduler_*
+	// metrics (the server's /metrics registry).
+	Metrics prometheus.Registerer
 }
 
 // New builds a Context over client. Call Start once every controller has
