@@ -47,13 +47,9 @@ func TestProbeMetrics(t *testing.T) {
 
 func gatherFamilies(t *testing.T, g prometheus.Gatherer) metricstest.Families {
 	t.Helper()
-	mfs, err := g.Gather()
+	f, err := metricstest.Gather(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := metricstest.Families{}
-	for _, mf := range mfs {
-		out[mf.GetName()] = mf
-	}
-	return out
+	return f
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -85,4 +86,17 @@ func (f Families) Names() string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, " ")
+}
+
+// Gather collects g into Families.
+func Gather(g prometheus.Gatherer) (Families, error) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("gathering metrics: %w", err)
+	}
+	out := Families{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out, nil
 }
