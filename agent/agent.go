@@ -349,7 +349,8 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 	defer bc.Shutdown()
 	podsDir := filepath.Join(cfg.DataDir, "agent", "pods")
 	rec := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName})
-	probes := prober.New(log.Named("prober"), prober.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
+	prom := newAgentMetrics()
+	probes := prober.New(log.Named("prober"), prober.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec, Metrics: prom.prober})
 	defer probes.Stop()
 	hooks := lifecycle.New(log, lifecycle.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
 	storageDir := localpath.StorageDir(cfg.DataDir)
@@ -377,7 +378,7 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes
 		return err
 	}
 	usage, _ := cg.(cgroupUsage)
-	stopAPI := serveKubeletAPI(ctx, cfg, log, creds, rt, k, kubeletAPIExtras{client: client, cg: usage})
+	stopAPI := serveKubeletAPI(ctx, cfg, log, creds, rt, k, kubeletAPIExtras{client: client, cg: usage, prom: prom})
 	defer stopAPI()
 	log.Info("agent running", zap.String("node", cfg.NodeName))
 	return k.Run(ctx)

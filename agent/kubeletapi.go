@@ -57,6 +57,7 @@ func serveKubeletAPI(ctx context.Context, cfg Config, log *zap.Logger, creds *jo
 type kubeletAPIExtras struct {
 	client kubernetes.Interface
 	cg     cgroupUsage // nil: no metrics endpoints
+	prom   agentMetrics
 }
 
 func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runtime.Interface, k *kubelet.Kubelet,
@@ -81,6 +82,7 @@ func newKubeletAPI(cfg Config, log *zap.Logger, creds *join.Credentials, rt runt
 		Stats:      statsOf(cfg, x, rt, k),
 		Pods:       k.Pods,
 		NodeLogDir: "/var/log",
+		Metrics:    x.prom.kubelet(cfg, k), CadvisorMetrics: x.prom.cadvisor(statsOf(cfg, x, rt, k)), ProbeMetrics: x.prom.probeGatherer(),
 	})
 }
 

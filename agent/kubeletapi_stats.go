@@ -34,6 +34,7 @@ var _ kubeletapi.Stats = (*nodeStats)(nil)
 type cgroupUsage interface {
 	PodPath(class corev1.PodQOSClass, uid types.UID) string
 	Usage(cgroupPath string) (cgroups.Usage, error)
+	Details(cgroupPath string) (cgroups.Details, error)
 }
 
 var _ cgroupUsage = (*cgroups.Manager)(nil)

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
 )
@@ -42,6 +44,8 @@ type fsm struct {
 	// skip fsync, after the marker naming bootID was written.
 	bootID   string
 	unsynced bool
+	// commitTime, when set, observes each batch's bbolt transaction.
+	commitTime prometheus.Observer
 }
 
 var (
@@ -85,6 +89,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	defer f.mu.RUnlock()
 	rev, index := f.rev.Load(), f.applied
 	var events []Event
+	start := time.Now()
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketKV)
 		for i, l := range logs {
@@ -107,6 +112,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	if err != nil {
 		// The replicated log is intact; crashing lets a restart replay it.
 		f.log.Panic("applying committed raft entries to the state file failed", zap.Error(err))
+	}
+	if f.commitTime != nil {
+		f.commitTime.Observe(time.Since(start).Seconds())
 	}
 	f.rev.Store(rev)
 	f.applied = index

@@ -29,9 +29,14 @@ func (s *RaftStore) observeLeaders() {
 	s.raft.RegisterObserver(obs)
 	go func() {
 		defer s.raft.DeregisterObserver(obs)
+		var last raft.ServerID
 		for {
 			select {
-			case <-ch:
+			case o := <-ch:
+				if lo, ok := o.Data.(raft.LeaderObservation); ok && lo.LeaderID != "" && lo.LeaderID != last {
+					last = lo.LeaderID
+					s.metrics.leaderChanges.Inc()
+				}
 				s.leaders.fire()
 			case <-s.closed:
 				return

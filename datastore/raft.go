@@ -32,6 +32,7 @@ type RaftStore struct {
 	fwd       *forwarder
 	reads     *readIndexer
 	leaders   *leaderWatch
+	metrics   *storeMetrics
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -50,7 +51,8 @@ func Open(ctx context.Context, cfg Config) (*RaftStore, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("datastore: %w", err)
 	}
-	s := &RaftStore{log: cfg.Logger, id: cfg.NodeID, closed: make(chan struct{}), leaders: newLeaderWatch()}
+	s := &RaftStore{log: cfg.Logger, id: cfg.NodeID, closed: make(chan struct{}), leaders: newLeaderWatch(),
+		metrics: newStoreMetrics()}
 	if err := s.open(cfg); err != nil {
 		s.closeResources()
 		return nil, err
@@ -66,13 +68,14 @@ func (s *RaftStore) open(cfg Config) error {
 	if s.fsm, err = openFSM(filepath.Join(cfg.Dir, stateFile), cfg.HistorySize, cfg.BootID, cfg.Logger.Named("fsm")); err != nil {
 		return fmt.Errorf("datastore: %w", err)
 	}
+	s.fsm.commitTime = s.metrics.commit
 	s.logStore, err = raftboltdb.New(raftboltdb.Options{
 		Path: filepath.Join(cfg.Dir, "raft.db"), NoSync: false, BoltOptions: boltOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("datastore: open raft log: %w", err)
 	}
-	logs, err := raft.NewLogCache(1024, s.logStore)
+	logs, err := raft.NewLogCache(1024, timedLogStore{LogStore: s.logStore, h: s.metrics.fsync})
 	if err != nil {
 		return fmt.Errorf("datastore: %w", err)
 	}
@@ -108,6 +111,7 @@ func (s *RaftStore) open(cfg Config) error {
 		return fmt.Errorf("datastore: start raft: %w", err)
 	}
 	r := s.raft
+	s.metrics.gauges(s)
 	s.observeLeaders()
 	s.leader = newLeaderFanout(r.LeaderCh(), func() error { return r.Barrier(time.Minute).Error() })
 	if cfg.Bootstrap && !hasState {

@@ -3,6 +3,7 @@ package datastore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
@@ -89,8 +90,13 @@ func (s *RaftStore) applyLocal(ctx context.Context, cmd []byte) (*applyResult, e
 	if s.raft.State() != raft.Leader {
 		return nil, fmt.Errorf("leader is %q: %w", s.LeaderAddr(), ErrNotLeader)
 	}
+	start := time.Now()
+	s.metrics.proposalsPending.Inc()
 	f := s.raft.Apply(cmd, timeoutFor(ctx))
-	if err := f.Error(); err != nil {
+	err := f.Error()
+	s.metrics.proposalsPending.Dec()
+	s.metrics.proposed(start, err)
+	if err != nil {
 		return nil, raftErr(err)
 	}
 	res, ok := f.Response().(*applyResult)

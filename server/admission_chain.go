@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -65,6 +66,8 @@ type parts struct {
 	apf *apf.Classifier
 	// metrics is the built-in metrics.k8s.io (nil: --disable metrics-server).
 	metrics *metricsAPI
+	// prom is the /metrics registry (server/prometheus.go).
+	prom *prometheus.Registry
 }
 
 // policyPlugin is an admission policy plug-in fed by the loopback clients.

@@ -80,6 +80,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	scheme := all.NewScheme()
 	parts := &parts{authz: authz, crds: newCustomResources(log), hooks: webhook.New(log, authz.authz), policies: policy.New(scheme),
 		mutatingPolicies: policy.NewMutating(scheme), apf: &apf.Classifier{}, metrics: newMetricsAPI(cfg)}
+	if parts.prom, err = newPrometheus(d, parts); err != nil {
+		return err
+	}
 	sa, err := newServiceAccountTokens(bundle, d.kv, cfg.ClusterDomain)
 	if err != nil {
 		return err
@@ -210,7 +213,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
 				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy, SignCSR: tls.signCSR,
-				Loopback: loopback, HPASyncPeriod: cfg.HPASyncPeriod}, log)
+				Loopback: loopback, HPASyncPeriod: cfg.HPASyncPeriod, Metrics: parts.prom}, log)
 		}})
 	}
 	crdLoop, stopCRDs, err := parts.crds.start(loopback, log)
@@ -346,6 +349,7 @@ func newAPIServer(cfg Config, p *Parsed, dir string, bundle *pki.Bundle, store b
 		ExtensionAuth:    &apiserver.ExtensionAuth{ClientCA: bundle.CAPEM(), RequestHeader: bundle.FrontProxyCAPEM()},
 		Aggregator:       agg,
 		FlowControl:      parts.apf,
+		Metrics:          parts.prom,
 	})
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@
 //	GET|POST /exec/{ns}/{pod}/{container}       remote command (WebSocket v5/v4 channel protocols or SPDY v5/v4)
 //	GET|POST /attach/{ns}/{pod}/{container}     the running container's stdio (same protocols as exec)
 //	GET|POST /portForward/{ns}/{pod}            SPDY portforward.k8s.io, plain or tunneled in a WebSocket
-//	GET  /pods, /metrics, /metrics/resource, /stats/summary, /healthz
+//	GET  /pods, /metrics/resource, /stats/summary, /healthz
+//	GET  /metrics, /metrics/cadvisor, /metrics/probes  Prometheus (client_golang gatherers of the Config;
+//	                                            NewKubeletCollector, NewCadvisorCollector)
 //	GET  /logs/                                 the node's Config.NodeLogDir (/var/log), read-only, for nodes/log
 //
 // Terminal sizes from the resize stream (SPDY) or channel 4 (WebSocket)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,6 +63,11 @@ type Config struct {
 	// Pods, when set, serves /pods: the pods bound to this node, as
 	// kubelet's /pods lists them.
 	Pods func() []*corev1.Pod
+	// Metrics, CadvisorMetrics and ProbeMetrics, when set, are served on
+	// /metrics, /metrics/cadvisor and /metrics/probes (authorized as
+	// nodes/metrics, as kubelet does). Without Metrics, /metrics is the
+	// running pods and containers of Pods.
+	Metrics, CadvisorMetrics, ProbeMetrics prometheus.Gatherer
 	// NodeLogDir, when set, is served read-only under /logs/ (kubelet's
 	// /var/log; nodes/log, `kubectl get --raw .../nodes/<n>/proxy/logs/`).
 	NodeLogDir string
@@ -92,8 +98,8 @@ func New(log *zap.Logger, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	if cfg.Pods != nil {
 		s.mux.HandleFunc("GET /pods", s.servePods)
-		s.mux.HandleFunc("GET /metrics", s.serveMetrics)
 	}
+	s.routeMetrics()
 	if cfg.NodeLogDir != "" {
 		s.mux.Handle("GET /logs/", http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.NodeLogDir))))
 	}
@@ -120,23 +126,7 @@ func (s *Server) servePods(w http.ResponseWriter, _ *http.Request) {
 // gauges of running pods and containers (kubelet_running_pods,
 // kubelet_running_containers by state) from the node's pods.
 func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
-	running := 0
-	states := map[string]int{"running": 0, "exited": 0, "created": 0}
-	for _, p := range s.cfg.Pods() {
-		if p.Status.Phase == corev1.PodRunning {
-			running++
-		}
-		for _, c := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-			switch {
-			case c.State.Running != nil:
-				states["running"]++
-			case c.State.Terminated != nil:
-				states["exited"]++
-			case c.ContainerID != "":
-				states["created"]++
-			}
-		}
-	}
+	running, states := countRunning(s.cfg.Pods())
 	var b strings.Builder
 	b.WriteString("# HELP kubelet_running_pods [ALPHA] Number of pods that have a running pod sandbox\n# TYPE kubelet_running_pods gauge\n")
 	fmt.Fprintf(&b, "kubelet_running_pods %d\n", running)

@@ -32,6 +32,7 @@ type Manager struct {
 	clock   Clock
 	client  *http.Client
 	updates chan Update
+	metrics *Metrics
 
 	// sleeping counts workers waiting for their next probe time; tests use it
 	// to know all due work is done.
@@ -77,6 +78,7 @@ func New(log *zap.Logger, deps Deps) *Manager {
 		clock:   deps.Clock,
 		client:  NewHTTPClient(),
 		updates: make(chan Update, updatesBuffer),
+		metrics: deps.Metrics,
 		pods:    map[types.UID]*podState{},
 	}
 	if m.rec == nil {
@@ -152,6 +154,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 		}
 		delete(m.pods, uid)
 	}
+	m.metrics.forget(uid)
 }
 
 // Stop ends all workers and waits for them. The Manager does nothing after.

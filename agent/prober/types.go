@@ -96,6 +96,8 @@ type Deps struct {
 	Recorder Recorder
 	// Clock defaults to the real clock.
 	Clock Clock
+	// Metrics, when set, counts every probe run (prober_probe_total).
+	Metrics *Metrics
 }
 
 // Time-related defaults of a probe, as the API server defaults them; applied

@@ -85,6 +85,7 @@ func (w *worker) probeOnce(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false // stopped while probing: the result means nothing
 	}
+	w.m.metrics.observe(w.kind, probeResult(out, err), pod, w.cs.name)
 	if err != nil {
 		w.m.log.Debug("probe errored", zap.String("pod", pod.Namespace+"/"+pod.Name),
 			zap.String("container", w.cs.name), zap.Stringer("probe", w.kind), zap.Error(err))
@@ -167,4 +168,15 @@ func failureThreshold(p *v1.Probe) int {
 		return defaultThreshold
 	}
 	return int(p.FailureThreshold)
+}
+
+// probeResult is a probe run's prober_probe_total result label.
+func probeResult(out outcome, err error) string {
+	switch {
+	case err != nil:
+		return resultUnknown
+	case out == outFailure:
+		return resultFailed
+	}
+	return resultSuccessful
 }

@@ -6,6 +6,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orch/orch/internal/metrics"
 )
 
 // serveNonResource serves the paths that are not resource requests:
@@ -26,7 +28,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) bool {
 		h = s.serveDiscovery
 	case (p == "/.well-known/openid-configuration" || p == "/openid/v1/jwks") && s.cfg.OIDC != nil:
 		h = s.serveOIDC
-	case p == "/metrics" && s.cfg.FlowControl != nil:
+	case p == "/metrics" && (s.cfg.FlowControl != nil || s.cfg.Metrics != nil):
 		h = s.serveMetrics
 	default:
 		return false
@@ -49,9 +51,13 @@ func methodNotAllowed(method, path string) error {
 	}}
 }
 
-// serveMetrics serves the metrics of FlowControl in the Prometheus text
-// format.
-func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) error {
+// serveMetrics serves Config.Metrics (which includes FlowControl's), or
+// without it FlowControl's metrics alone, in the Prometheus text format.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Metrics != nil {
+		metrics.Handler(s.cfg.Metrics).ServeHTTP(w, r)
+		return nil
+	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	return s.cfg.FlowControl.WriteMetrics(w)

@@ -20,7 +20,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	info := parseRequestInfo(r)
+	kind, aggregated := s.metrics.begin(r, info), false
 	defer func() {
+		s.metrics.observe(kind, labelsOf(r, info, s.servedResource(info, aggregated)), rec.code, time.Since(start))
 		s.log.Debug("request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
 			zap.String("verb", info.Verb), zap.Int("code", rec.code), zap.Duration("took", time.Since(start)))
 	}()
@@ -45,6 +47,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.serveAggregated(rec, r) {
+		aggregated = true
 		return
 	}
 	if !info.IsResource {

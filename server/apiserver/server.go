@@ -73,6 +73,9 @@ type Config struct {
 	// FlowControl, when set, classifies every authenticated request for
 	// API Priority and Fairness and serves /metrics.
 	FlowControl FlowControl
+	// Metrics, when set, gets the request metrics (apiserver_request_*)
+	// and is what /metrics serves (authorized as the non-resource URL).
+	Metrics MetricsRegistry
 }
 
 // FlowControl is API Priority and Fairness as far as the API server needs
@@ -111,6 +114,7 @@ type Server struct {
 	virtual       map[schema.GroupVersionResource]Virtual
 	// openapiV2 is /openapi/v2 with the custom resources merged in.
 	openapiV2 *openapi.V2Cache
+	metrics   *requestMetrics // nil without Config.Metrics
 }
 
 // New checks cfg and builds a Server.
@@ -156,6 +160,13 @@ func New(cfg Config) (*Server, error) {
 		if gvr == (schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}) {
 			s.namespaces = r
 		}
+	}
+	if cfg.Metrics != nil {
+		m, err := newRequestMetrics(cfg.Metrics)
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: request metrics: %w", err)
+		}
+		s.metrics = m
 	}
 	s.dec = newDecoders(cfg.Scheme)
 	s.fields = fieldmanager.New(cfg.Scheme)

@@ -33,7 +33,7 @@ type Controller struct {
 // New registers the controller's informers.
 func New(kc *kit.Context) (*Controller, error) {
 	fs, pl := kc.Informers.Flowcontrol().V1().FlowSchemas(), kc.Informers.Flowcontrol().V1().PriorityLevelConfigurations()
-	c := &Controller{kc: kc, log: kc.Logger.Named("apf-status"), q: kit.NewQueue("apf-status"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("apf-status"), q: kc.NewQueue("apf-status"),
 		schemas: fs.Lister(), levels: pl.Lister(), synced: []cache.InformerSynced{fs.Informer().HasSynced, pl.Informer().HasSynced}}
 	if _, err := fs.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("flowschema handler: %w", err)

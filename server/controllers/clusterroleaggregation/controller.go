@@ -29,7 +29,7 @@ type Controller struct {
 // New registers the controller's informer.
 func New(kc *kit.Context) (*Controller, error) {
 	inf := kc.Informers.Rbac().V1().ClusterRoles()
-	c := &Controller{kc: kc, log: kc.Logger.Named("clusterrole-aggregation"), q: kit.NewQueue("clusterrole-aggregation"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("clusterrole-aggregation"), q: kc.NewQueue("clusterrole-aggregation"),
 		roles: inf.Lister(), synced: inf.Informer().HasSynced}
 	enqueueAll := func(any) { c.enqueueAggregated() }
 	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -34,7 +34,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	c := &Controller{
 		client: kc.Client, cronJobs: cjInf.Lister(), jobs: jobInf.Lister(),
 		synced:   []cache.InformerSynced{cjInf.Informer().HasSynced, jobInf.Informer().HasSynced},
-		queue:    kit.NewQueue("cronjob"),
+		queue:    kc.NewQueue("cronjob"),
 		recorder: kc.Recorder("cronjob-controller"),
 		log:      kc.Logger.Named("cronjob"),
 		now:      time.Now,

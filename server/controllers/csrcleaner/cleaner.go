@@ -37,7 +37,7 @@ type Controller struct {
 // New registers the controller's handler on the shared CSR informer.
 func New(kc *kit.Context) (*Controller, error) {
 	inf := kc.Informers.Certificates().V1().CertificateSigningRequests()
-	c := &Controller{kc: kc, log: kc.Logger.Named("csrcleaner"), q: kit.NewQueue("csrcleaner"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("csrcleaner"), q: kc.NewQueue("csrcleaner"),
 		csrs: inf.Lister(), synced: inf.Informer().HasSynced, now: time.Now}
 	if _, err := inf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("csr handler: %w", err)

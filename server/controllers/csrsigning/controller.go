@@ -46,7 +46,7 @@ func New(kc *kit.Context, sign SignFunc) (*Controller, error) {
 		return nil, errors.New("csrsigning: no signer")
 	}
 	inf := kc.Informers.Certificates().V1().CertificateSigningRequests()
-	c := &Controller{kc: kc, log: kc.Logger.Named("csrsigning"), q: kit.NewQueue("csrsigning"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("csrsigning"), q: kc.NewQueue("csrsigning"),
 		csrs: inf.Lister(), synced: inf.Informer().HasSynced, sign: sign, checks: signers()}
 	add := func(o any) {
 		if k, ok := kit.Key(o); ok {

@@ -60,7 +60,7 @@ func New(kc *kit.Context) (*Controller, error) {
 		podIndexer: podInf.Informer().GetIndexer(),
 		revs:       revs,
 		synced:     []cache.InformerSynced{dsInf.Informer().HasSynced, podInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
-		queue:      kit.NewQueue(controllerName), exp: newExpectations(),
+		queue:      kc.NewQueue(controllerName), exp: newExpectations(),
 		recorder: kc.Recorder(Component), log: kc.Logger.Named(controllerName), now: time.Now}
 	handlers := []struct {
 		inf cache.SharedIndexInformer

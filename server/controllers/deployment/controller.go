@@ -56,7 +56,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	c := &Controller{client: kc.Client, dLister: dInf.Lister(), rsLister: rsInf.Lister(),
 		podIndexer: podInf.Informer().GetIndexer(),
 		synced:     []cache.InformerSynced{dInf.Informer().HasSynced, rsInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue:      kit.NewQueue(controllerName), recorder: kc.Recorder(Component),
+		queue:      kc.NewQueue(controllerName), recorder: kc.Recorder(Component),
 		log: kc.Logger.Named(controllerName), now: time.Now}
 	regs := []struct {
 		inf cache.SharedIndexInformer

@@ -43,7 +43,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	rss, stss := f.Apps().V1().ReplicaSets(), f.Apps().V1().StatefulSets()
 	c := &Controller{client: kc.Client, pdbs: pdbs.Lister(), pods: pods.Lister(), rss: rss.Lister(), stss: stss.Lister(),
 		synced: []cache.InformerSynced{pdbs.Informer().HasSynced, pods.Informer().HasSynced, rss.Informer().HasSynced, stss.Informer().HasSynced},
-		queue:  kit.NewQueue(name), clock: clock.RealClock{}, log: kc.Logger.Named(name)}
+		queue:  kc.NewQueue(name), clock: clock.RealClock{}, log: kc.Logger.Named(name)}
 	if _, err := pdbs.Informer().AddEventHandler(kit.EnqueueHandler(c.queue)); err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ type base struct {
 
 func newBase(kc *kit.Context, name string) (*base, error) {
 	svcs, pods := kc.Informers.Core().V1().Services(), kc.Informers.Core().V1().Pods()
-	b := &base{services: svcs.Lister(), pods: pods.Lister(), queue: kit.NewQueue(name), log: kc.Logger.Named(name),
+	b := &base{services: svcs.Lister(), pods: pods.Lister(), queue: kc.NewQueue(name), log: kc.Logger.Named(name),
 		synced: []cache.InformerSynced{svcs.Informer().HasSynced, pods.Informer().HasSynced}}
 	if _, err := svcs.Informer().AddEventHandler(kit.EnqueueHandler(b.queue)); err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ type Controller struct {
 // New builds the collector; its informers are chosen from discovery in Run.
 func New(kc *kit.Context) (*Controller, error) {
 	return &Controller{kc: kc, client: kc.Client, log: kc.Logger.Named("garbage-collector"),
-		queue: kit.NewQueue("garbage-collector"), graph: newGraph(), kinds: map[schema.GroupKind]resource{},
+		queue: kc.NewQueue("garbage-collector"), graph: newGraph(), kinds: map[schema.GroupKind]resource{},
 		watched: map[schema.GroupVersionResource]bool{}}, nil
 }
 

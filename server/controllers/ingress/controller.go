@@ -38,7 +38,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	nodes := kc.Informers.Core().V1().Nodes()
 	c := &Controller{client: kc.Client, ingresses: ings.Lister(), classes: cls.Lister(), nodes: nodes.Lister(),
 		synced: []cache.InformerSynced{ings.Informer().HasSynced, cls.Informer().HasSynced, nodes.Informer().HasSynced},
-		queue:  kit.NewQueue("ingress"), log: kc.Logger.Named("ingress")}
+		queue:  kc.NewQueue("ingress"), log: kc.Logger.Named("ingress")}
 	if _, err := ings.Informer().AddEventHandler(kit.EnqueueHandler(c.queue)); err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	c := &Controller{
 		client: kc.Client, jobs: jobInf.Lister(), pods: podInf.Lister(),
 		synced:      []cache.InformerSynced{jobInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue:       kit.NewQueue("job"),
+		queue:       kc.NewQueue("job"),
 		recorder:    kc.Recorder("job-controller"),
 		log:         kc.Logger.Named("job"),
 		now:         time.Now,

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -57,6 +58,9 @@ type Options struct {
 	Loopback *rest.Config
 	// HPASyncPeriod is --horizontal-pod-autoscaler-sync-period (default 15s).
 	HPASyncPeriod time.Duration
+	// Metrics, when set, gets the controllers' workqueue_* and scheduler_*
+	// metrics (the server's /metrics registry).
+	Metrics prometheus.Registerer
 }
 
 // New builds a Context over client. Call Start once every controller has

@@ -44,7 +44,7 @@ func New(kc *kit.Context) (*Controller, error) {
 		claims: pvcs.Lister(), volumes: pvs.Lister(), classes: scs.Lister(), nodes: nodes.Lister(),
 		synced: []cache.InformerSynced{pvcs.Informer().HasSynced, pvs.Informer().HasSynced,
 			scs.Informer().HasSynced, nodes.Informer().HasSynced},
-		claimQ: kit.NewQueue("localpath-claims"), volumeQ: kit.NewQueue("localpath-volumes")}
+		claimQ: kc.NewQueue("localpath-claims"), volumeQ: kc.NewQueue("localpath-volumes")}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler

@@ -64,7 +64,7 @@ func newWithClock(kc *kit.Context, clk clock.Clock) (*Controller, error) {
 	}
 	c := &Controller{client: kc.Client, nodes: nodes.Lister(), leases: leases.Lister(), pods: pods.Informer().GetIndexer(),
 		synced: []cache.InformerSynced{nodes.Informer().HasSynced, leases.Informer().HasSynced, pods.Informer().HasSynced},
-		nodeQ:  kit.NewQueue(name + "-nodes"), podQ: kit.NewQueue(name + "-pods"), obs: newObserver(), grace: grace,
+		nodeQ:  kc.NewQueue(name + "-nodes"), podQ: kc.NewQueue(name + "-pods"), obs: newObserver(), grace: grace,
 		clock: clk, recorder: kc.Recorder("node-controller"), log: kc.Logger.Named(name), missing: map[string]time.Time{}}
 	if err := c.addHandlers(nodes.Informer(), leases.Informer(), pods.Informer()); err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func New(kc *kit.Context) (*Controller, error) {
 		claims: pvcs.Lister(), volumes: pvs.Lister(), classes: scs.Lister(), nodes: nodes.Lister(), pods: pods.Lister(),
 		synced: []cache.InformerSynced{pvcs.Informer().HasSynced, pvs.Informer().HasSynced,
 			scs.Informer().HasSynced, nodes.Informer().HasSynced, pods.Informer().HasSynced},
-		claimQ: kit.NewQueue("pvbinder-claims"), volumeQ: kit.NewQueue("pvbinder-volumes")}
+		claimQ: kc.NewQueue("pvbinder-claims"), volumeQ: kc.NewQueue("pvbinder-volumes")}
 	if _, err := pvcs.Informer().AddEventHandler(c.claimHandler()); err != nil {
 		return nil, fmt.Errorf("pvbinder: %w", err)
 	}

@@ -68,7 +68,7 @@ func NewFor(kc *kit.Context, cfg Config) (*Controller, error) {
 	c := &Controller{client: kc.Client, owners: cfg.Owners, ownerIndex: ownerInf.GetIndexer(), podLister: podInf.Lister(),
 		podIndexer: podInf.Informer().GetIndexer(),
 		synced:     []cache.InformerSynced{ownerInf.HasSynced, podInf.Informer().HasSynced},
-		queue:      kit.NewQueue(cfg.Name), exp: NewExpectations(nil),
+		queue:      kc.NewQueue(cfg.Name), exp: NewExpectations(nil),
 		recorder: kc.Recorder(cfg.Component), log: kc.Logger.Named(cfg.Name), now: time.Now,
 		terminating: cfg.TerminatingReplicas}
 	if _, err := ownerInf.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -51,7 +51,7 @@ type Controller struct {
 func New(kc *kit.Context) (*Controller, error) {
 	qi := kc.Informers.Core().V1().ResourceQuotas()
 	c := &Controller{client: kc.Client, quotas: qi.Lister(), objects: map[schema.GroupResource]informers.GenericInformer{},
-		synced: []cache.InformerSynced{qi.Informer().HasSynced}, queue: kit.NewQueue(name), log: kc.Logger.Named(name)}
+		synced: []cache.InformerSynced{qi.Informer().HasSynced}, queue: kc.NewQueue(name), log: kc.Logger.Named(name)}
 	if _, err := qi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { kit.Enqueue(c.queue, obj) }, UpdateFunc: func(_, obj any) { kit.Enqueue(c.queue, obj) },
 	}); err != nil {

@@ -59,6 +59,7 @@ type run struct {
 	podsIdx cache.Indexer
 
 	synced   []cache.InformerSynced
+	m        *schedMetrics
 	binding  chan struct{} // bounds the bindings in flight
 	inflight sync.WaitGroup
 }
@@ -72,7 +73,7 @@ func (c *Controller) register(kc *kit.Context) (*run, error) {
 	core, storage := f.Core().V1(), f.Storage().V1()
 	r := &run{c: c, sched: c.cfg.Scheduler,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName, MetricsProvider: kc.QueueMetrics()}),
 		recorder: kc.Recorder(SchedulerName),
 		assumed:  map[string]*corev1.Pod{}, unschedulable: map[string]hint{}, written: map[string]string{}, dirty: map[string]bool{},
 		nominated: map[string]string{},
@@ -82,6 +83,10 @@ func (c *Controller) register(kc *kit.Context) (*run, error) {
 			classes: storage.StorageClasses().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
 			priorities: f.Scheduling().V1().PriorityClasses().Lister(), services: core.Services().Lister(),
 			rss: f.Apps().V1().ReplicaSets().Lister(), stss: f.Apps().V1().StatefulSets().Lister()},
+	}
+	var err error
+	if r.m, err = newSchedMetrics(kc.Options.Metrics, r); err != nil {
+		return nil, fmt.Errorf("schedloop: metrics: %w", err)
 	}
 	if err := core.Pods().Informer().AddIndexers(cache.Indexers{podsByNode: podNodeIndex}); err != nil {
 		return nil, fmt.Errorf("schedloop: pod index: %w", err)

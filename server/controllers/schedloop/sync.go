@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -54,22 +55,27 @@ func (r *run) sync(ctx context.Context, k string) error {
 	if !pending(pod) || r.isAssumed(k) {
 		return nil
 	}
-	before := r.counts()
+	before, start := r.counts(), time.Now()
 	pod = r.withPriority(pod)
 	snap, err := r.snapshot(pod)
 	if err != nil {
+		r.m.attempt("error", start)
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	res, err := scheduler.Schedule(pod, snap, r.sched)
 	var fe *scheduler.FitError
 	switch {
 	case errors.As(err, &fe):
+		r.m.attempt("unschedulable", start)
 		err = r.fitsNowhere(ctx, pod, snap, fe)
 	case errors.Is(err, scheduler.ErrNoNodes):
+		r.m.attempt("unschedulable", start)
 		err = r.markUnschedulable(ctx, pod, scheduler.ErrNoNodes.Error(), "")
 	case err != nil:
+		r.m.attempt("error", start)
 		return err
 	default:
+		r.m.attempt("scheduled", start)
 		r.assumeAndBind(ctx, pod, res)
 		return nil
 	}

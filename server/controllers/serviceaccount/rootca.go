@@ -41,7 +41,7 @@ func NewRootCA(kc *kit.Context, caPEM []byte) (*RootCA, error) {
 	}
 	nsInf := kc.Informers.Core().V1().Namespaces()
 	cmInf := kc.Informers.Core().V1().ConfigMaps()
-	c := &RootCA{kc: kc, log: kc.Logger.Named("root-ca-cert-publisher"), q: kit.NewQueue("root-ca-cert-publisher"),
+	c := &RootCA{kc: kc, log: kc.Logger.Named("root-ca-cert-publisher"), q: kc.NewQueue("root-ca-cert-publisher"),
 		ca: string(caPEM), ns: nsInf.Lister(), cms: cmInf.Lister()}
 	if _, err := nsInf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("namespace handler: %w", err)

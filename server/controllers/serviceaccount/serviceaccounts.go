@@ -31,7 +31,7 @@ type ServiceAccounts struct {
 func New(kc *kit.Context) (*ServiceAccounts, error) {
 	nsInf := kc.Informers.Core().V1().Namespaces()
 	saInf := kc.Informers.Core().V1().ServiceAccounts()
-	c := &ServiceAccounts{kc: kc, log: kc.Logger.Named("serviceaccount"), q: kit.NewQueue("serviceaccount"),
+	c := &ServiceAccounts{kc: kc, log: kc.Logger.Named("serviceaccount"), q: kc.NewQueue("serviceaccount"),
 		ns: nsInf.Lister(), sas: saInf.Lister()}
 	if _, err := nsInf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("namespace handler: %w", err)

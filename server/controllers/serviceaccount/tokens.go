@@ -41,7 +41,7 @@ func NewTokens(kc *kit.Context, issue LegacyIssuer, caPEM []byte) (*Tokens, erro
 	}
 	saInf := kc.Informers.Core().V1().ServiceAccounts()
 	secInf := kc.Informers.Core().V1().Secrets()
-	c := &Tokens{kc: kc, log: kc.Logger.Named("serviceaccount-token"), q: kit.NewQueue("serviceaccount-token"),
+	c := &Tokens{kc: kc, log: kc.Logger.Named("serviceaccount-token"), q: kc.NewQueue("serviceaccount-token"),
 		issue: issue, ca: caPEM, sas: saInf.Lister(), secs: secInf.Lister()}
 	if _, err := secInf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("secret handler: %w", err)

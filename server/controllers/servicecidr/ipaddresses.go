@@ -40,7 +40,7 @@ func NewIPAddresses(kc *kit.Context) (*IPAddresses, error) {
 	}}); err != nil {
 		return nil, fmt.Errorf("service index: %w", err)
 	}
-	c := &IPAddresses{kc: kc, log: kc.Logger.Named("ipaddresses"), q: kit.NewQueue("ipaddresses"),
+	c := &IPAddresses{kc: kc, log: kc.Logger.Named("ipaddresses"), q: kc.NewQueue("ipaddresses"),
 		services: si.Informer().GetIndexer(), ips: ii.Lister(),
 		synced: []cache.InformerSynced{si.Informer().HasSynced, ii.Informer().HasSynced}}
 	svcIPs := func(o any) {

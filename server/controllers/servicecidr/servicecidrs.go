@@ -46,7 +46,7 @@ type Controller struct {
 // New registers the controller's informers.
 func New(kc *kit.Context) (*Controller, error) {
 	ci, ii := kc.Informers.Networking().V1().ServiceCIDRs(), kc.Informers.Networking().V1().IPAddresses()
-	c := &Controller{kc: kc, log: kc.Logger.Named("servicecidr"), q: kit.NewQueue("servicecidr"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("servicecidr"), q: kc.NewQueue("servicecidr"),
 		cidrs: ci.Lister(), ips: ii.Lister(), synced: []cache.InformerSynced{ci.Informer().HasSynced, ii.Informer().HasSynced}}
 	if _, err := ci.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {
 		return nil, fmt.Errorf("servicecidr handler: %w", err)

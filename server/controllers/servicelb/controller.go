@@ -34,7 +34,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	svcs, nodes := kc.Informers.Core().V1().Services(), kc.Informers.Core().V1().Nodes()
 	c := &Controller{client: kc.Client, services: svcs.Lister(), nodes: nodes.Lister(),
 		synced: []cache.InformerSynced{svcs.Informer().HasSynced, nodes.Informer().HasSynced},
-		queue:  kit.NewQueue("servicelb"), log: kc.Logger.Named("servicelb")}
+		queue:  kc.NewQueue("servicelb"), log: kc.Logger.Named("servicelb")}
 	onSvc := func(obj any) {
 		if s, ok := obj.(*corev1.Service); ok && (handled(s) || len(s.Status.LoadBalancer.Ingress) > 0) {
 			kit.Enqueue(c.queue, s)

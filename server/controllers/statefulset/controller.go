@@ -57,7 +57,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	c := &Controller{client: kc.Client, setLister: setInf.Lister(), pvcLister: pvcInf.Lister(),
 		podIndexer: podInf.Informer().GetIndexer(), revs: revs,
 		synced: []cache.InformerSynced{setInf.Informer().HasSynced, podInf.Informer().HasSynced, pvcInf.Informer().HasSynced},
-		queue:  kit.NewQueue(controllerName), recorder: kc.Recorder(Component),
+		queue:  kc.NewQueue(controllerName), recorder: kc.Recorder(Component),
 		log: kc.Logger.Named(controllerName), now: time.Now}
 	if revsSynced != nil {
 		c.synced = append(c.synced, revsSynced)

@@ -46,7 +46,7 @@ type Controller struct {
 // New registers the controller's informer.
 func New(kc *kit.Context) (*Controller, error) {
 	inf := kc.Informers.Storagemigration().V1().StorageVersionMigrations()
-	c := &Controller{kc: kc, log: kc.Logger.Named("storage-version-migrator"), q: kit.NewQueue("storage-version-migrator"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("storage-version-migrator"), q: kc.NewQueue("storage-version-migrator"),
 		svms: inf.Lister(), synced: inf.Informer().HasSynced, now: time.Now}
 	// A migration that ends lets the next one of its resource start: any
 	// change queues every migration of the same resource.

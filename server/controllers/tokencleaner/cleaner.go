@@ -29,7 +29,7 @@ type Controller struct {
 // New registers the controller's handler on the shared Secret informer.
 func New(kc *kit.Context) (*Controller, error) {
 	inf := kc.Informers.Core().V1().Secrets()
-	c := &Controller{kc: kc, log: kc.Logger.Named("tokencleaner"), q: kit.NewQueue("tokencleaner"),
+	c := &Controller{kc: kc, log: kc.Logger.Named("tokencleaner"), q: kc.NewQueue("tokencleaner"),
 		secrets: inf.Lister(), synced: inf.Informer().HasSynced, now: time.Now}
 	_, err := inf.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {

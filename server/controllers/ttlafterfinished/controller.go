@@ -31,7 +31,7 @@ type Controller struct {
 func New(kc *kit.Context) (*Controller, error) {
 	inf := kc.Informers.Batch().V1().Jobs()
 	c := &Controller{client: kc.Client, jobs: inf.Lister(), synced: inf.Informer().HasSynced,
-		queue: kit.NewQueue("ttl-after-finished"), log: kc.Logger.Named("ttl-after-finished"), now: time.Now}
+		queue: kc.NewQueue("ttl-after-finished"), log: kc.Logger.Named("ttl-after-finished"), now: time.Now}
 	enqueue := func(obj any) {
 		if j, ok := obj.(*batchv1.Job); ok && j.DeletionTimestamp == nil && j.Spec.TTLSecondsAfterFinished != nil {
 			kit.Enqueue(c.queue, j)
