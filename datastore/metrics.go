@@ -39,7 +39,7 @@ func newStoreMetrics() *storeMetrics {
 		fsync: h("wal_fsync_duration_seconds",
 			"Time to append entries to the raft log (raft-boltdb transaction with its fsync), as etcd_disk_wal_fsync_duration_seconds."),
 		commit: h("backend_commit_duration_seconds",
-			"Time to apply a batch of committed entries to the bbolt state file (one transaction with its fsync), as etcd_disk_backend_commit_duration_seconds."),
+			"Time to apply a batch of committed entries to the bbolt state file (one transaction, fsynced only while orch_datastore_state_unsynced is 0), as etcd_disk_backend_commit_duration_seconds."),
 		leaderChanges: c("leader_changes_seen_total", "Number of leader changes seen by this server."),
 		proposals:     c("proposals_total", "Number of writes proposed to raft by this server as leader."),
 		proposalsCommitted: c("proposals_committed_total",
@@ -67,6 +67,9 @@ func (m *storeMetrics) gauges(s *RaftStore) {
 			var n int64
 			_ = s.fsm.view(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
 			return float64(n)
+		}),
+		g("state_unsynced", "Whether the state file's commits skip fsync (1) because the raft snapshot and log can rebuild it, or are fsynced (0).", func() float64 {
+			return boolGauge(s.fsm.isUnsynced())
 		}),
 		g("applied_index", "The last raft log index applied to the state.", func() float64 {
 			return float64(s.raft.AppliedIndex())

@@ -89,6 +89,7 @@ func New(kc *kit.Context, s Settings) (*Controller, error) {
 	hpas, pods := kc.Informers.Autoscaling().V2().HorizontalPodAutoscalers(), kc.Informers.Core().V1().Pods()
 	c := newController(kc.Client.AutoscalingV2(), hpas.Lister(), pods.Lister(), scales, &restMetrics{client: mc},
 		kc.Recorder(name), clk, s, kc.Logger.Named("hpa"))
+	c.queue = newQueue(c.settings, clk, kc.QueueMetrics()) // with the server's workqueue_* metrics
 	c.synced = []cache.InformerSynced{hpas.Informer().HasSynced, pods.Informer().HasSynced}
 	if _, err := hpas.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue, UpdateFunc: c.update, DeleteFunc: c.deleted,
@@ -102,13 +103,17 @@ func New(kc *kit.Context, s Settings) (*Controller, error) {
 func newController(client autoscalingclient.HorizontalPodAutoscalersGetter, hpas autoscalinglisters.HorizontalPodAutoscalerLister,
 	pods corelisters.PodLister, scales scaler, metrics metricsSource, rec record.EventRecorder, clk clock.WithTicker, s Settings, log *zap.Logger) *Controller {
 	s = s.withDefaults()
-	// Every HPA is re-synced a sync period after its last sync (upstream's
-	// fixed-interval HPA rate limiter), or at once when added or its spec changes.
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](s.SyncPeriod, s.SyncPeriod),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk})
-	return &Controller{hpaClient: client, hpas: hpas, pods: pods, queue: q, scales: scales, metrics: metrics, recorder: rec,
+	return &Controller{hpaClient: client, hpas: hpas, pods: pods, queue: newQueue(s, clk, nil), scales: scales, metrics: metrics, recorder: rec,
 		clock: clk, settings: s, log: log, histories: map[string]*history{}, selectors: map[string]labels.Selector{}}
+}
+
+// newQueue re-syncs every HPA a sync period after its last sync (upstream's
+// fixed-interval HPA rate limiter), or at once when added or its spec
+// changes; mp (nil: none) gets its workqueue_* metrics.
+func newQueue(s Settings, clk clock.WithTicker, mp workqueue.MetricsProvider) kit.Queue {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](s.SyncPeriod, s.SyncPeriod),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk, MetricsProvider: mp})
 }
 
 // Run runs the workers until ctx ends.
