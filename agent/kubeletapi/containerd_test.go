@@ -23,7 +23,6 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/orch/orch/agent/runtime"
-	"github.com/orch/orch/internal/pki"
 	testimages "github.com/orch/orch/test/images"
 )
 
@@ -112,11 +111,7 @@ func TestRealContainerd(t *testing.T) {
 // serveRuntime serves the node API over rt for pod default/web on loopback.
 func serveRuntime(t *testing.T, rt Runtime, pod Pod) *testEnv {
 	t.Helper()
-	b, err := pki.LoadOrCreate(t.TempDir(), pki.Options{Hostname: "node1",
-		HostIPs: func() ([]net.IP, error) { return []net.IP{net.ParseIP("127.0.0.1")}, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := nodePKI(t)
 	e := &testEnv{bundle: b, stopped: make(chan struct{}), pod: pod}
 	srv, err := New(zaptest.NewLogger(t), Config{Runtime: rt, ServerTLS: b.ServerTLSConfig(), ClientCA: b.CAPool(),
 		AllowedClient: func(*x509.Certificate) bool { return true },

@@ -3,11 +3,13 @@ package kubeletapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,13 +35,49 @@ type testEnv struct {
 	stopped chan struct{}
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+// nodePKI is a fresh node certificate bundle for node1 on 127.0.0.1.
+func nodePKI(t *testing.T) *pki.Bundle {
 	t.Helper()
 	b, err := pki.LoadOrCreate(t.TempDir(), pki.Options{Hostname: "node1",
 		HostIPs: func() ([]net.IP, error) { return []net.IP{net.ParseIP("127.0.0.1")}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// serveBearer serves srv on loopback until the test ends and returns a GET
+// of a path with token (when not empty) as its bearer token: the status
+// and the body.
+func serveBearer(t *testing.T, srv *Server, roots *x509.CertPool) func(path, token string) (int, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	return func(path, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+ln.Addr().String()+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	b := nodePKI(t)
 	e := &testEnv{fake: runtime.NewFake(), logDir: t.TempDir(), bundle: b, stopped: make(chan struct{})}
 	e.fake.ExecFunc = scriptedExec
 	e.pod = Pod{UID: "uid-1", IP: "127.0.0.1", Containers: map[string]string{}}

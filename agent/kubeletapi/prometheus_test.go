@@ -2,9 +2,6 @@ package kubeletapi
 
 import (
 	"context"
-	"crypto/tls"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,7 +15,6 @@ import (
 	"github.com/orch/orch/agent/runtime"
 	"github.com/orch/orch/internal/metrics"
 	"github.com/orch/orch/internal/metrics/metricstest"
-	"github.com/orch/orch/internal/pki"
 )
 
 type fakeCgroups struct{}
@@ -40,11 +36,7 @@ func runningPod(start, started time.Time) *corev1.Pod {
 }
 
 func TestPrometheusEndpoints(t *testing.T) {
-	b, err := pki.LoadOrCreate(t.TempDir(), pki.Options{Hostname: "node1",
-		HostIPs: func() ([]net.IP, error) { return []net.IP{net.ParseIP("127.0.0.1")}, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := nodePKI(t)
 	pod := runningPod(time.Unix(1000, 0), time.Unix(1003, 0))
 	kubelet := metrics.NewRegistry()
 	kubelet.MustRegister(NewKubeletCollector("n1", func() []*corev1.Pod { return []*corev1.Pod{pod} }))
@@ -60,26 +52,7 @@ func TestPrometheusEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.CAPool(), MinVersion: tls.VersionTLS12}}}
-	get := func(path, token string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, "https://"+ln.Addr().String()+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
+	get := serveBearer(t, srv, b.CAPool())
 	for _, p := range []string{"/metrics", "/metrics/cadvisor", "/metrics/probes"} {
 		if code, _ := get(p, "nobody"); code != http.StatusForbidden {
 			t.Errorf("%s without nodes/metrics: %d", p, code)

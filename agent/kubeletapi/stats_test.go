@@ -2,10 +2,7 @@ package kubeletapi
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orch/orch/agent/runtime"
-	"github.com/orch/orch/internal/pki"
 )
 
 type fakeReviews struct{}
@@ -59,11 +55,7 @@ func (fakeStats) Pods(context.Context) ([]PodStats, error) {
 }
 
 func TestMetricsEndpoints(t *testing.T) {
-	b, err := pki.LoadOrCreate(t.TempDir(), pki.Options{Hostname: "node1",
-		HostIPs: func() ([]net.IP, error) { return []net.IP{net.ParseIP("127.0.0.1")}, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := nodePKI(t)
 	logDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(logDir, "syslog"), []byte("booted\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -77,28 +69,7 @@ func TestMetricsEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.CAPool(), MinVersion: tls.VersionTLS12}}}
-	get := func(path, token string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, "https://"+ln.Addr().String()+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
+	get := serveBearer(t, srv, b.CAPool())
 	if code, _ := get("/metrics/resource", ""); code != http.StatusUnauthorized {
 		t.Fatalf("no credentials: %d", code)
 	}
