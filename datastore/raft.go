@@ -83,10 +83,14 @@ func (s *RaftStore) open(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("datastore: open snapshots: %w", err)
 	}
-	if err := s.catchUpState(snaps); err != nil {
+	metas, err := snaps.List()
+	if err != nil {
+		return fmt.Errorf("datastore: list snapshots: %w", err)
+	}
+	if err := s.catchUpState(snaps, metas); err != nil {
 		return err
 	}
-	snapStore, err := s.syncState(snaps)
+	snapStore, err := s.syncState(snaps, len(metas) > 0)
 	if err != nil {
 		return err
 	}
@@ -131,11 +135,7 @@ func (s *RaftStore) open(cfg Config) error {
 // file is older than it (deleted, or a crash between a snapshot install and
 // its restore). Raft itself skips restores at start (NoSnapshotRestoreOnStart)
 // and only replays the log after the snapshot.
-func (s *RaftStore) catchUpState(snaps raft.SnapshotStore) error {
-	metas, err := snaps.List()
-	if err != nil {
-		return fmt.Errorf("datastore: list snapshots: %w", err)
-	}
+func (s *RaftStore) catchUpState(snaps raft.SnapshotStore, metas []*raft.SnapshotMeta) error {
 	if len(metas) == 0 || metas[0].Index <= s.fsm.applied {
 		return nil
 	}
@@ -154,12 +154,8 @@ func (s *RaftStore) catchUpState(snaps raft.SnapshotStore) error {
 // syncState relaxes the state file's fsyncs now if a persisted snapshot (or,
 // for a state never written, the log alone) can rebuild it, else once raft
 // has persisted its first snapshot: the store returned reports that.
-func (s *RaftStore) syncState(snaps raft.SnapshotStore) (raft.SnapshotStore, error) {
-	metas, err := snaps.List()
-	if err != nil {
-		return nil, fmt.Errorf("datastore: list snapshots: %w", err)
-	}
-	if len(metas) > 0 || s.fsm.isEmpty() {
+func (s *RaftStore) syncState(snaps raft.SnapshotStore, hasSnapshot bool) (raft.SnapshotStore, error) {
+	if hasSnapshot || s.fsm.isEmpty() {
 		if err := s.fsm.relaxSync(); err != nil {
 			return nil, fmt.Errorf("datastore: %w", err)
 		}
