@@ -164,7 +164,19 @@ func (h *watchHub) forward(ctx context.Context, w *watcher) {
 	defer close(w.ch)
 	var batch []Event
 	for {
-		batch = w.take(batch)
+		if batch = w.take(batch); len(batch) == 0 {
+			select {
+			case <-w.wake:
+				continue
+			case <-w.done: // no push follows a drop: one last take
+				if batch = w.take(batch); len(batch) == 0 {
+					return
+				}
+			case <-ctx.Done():
+				h.cancel(w)
+				return
+			}
+		}
 		for i, ev := range batch {
 			select {
 			case w.ch <- ev:
@@ -173,23 +185,6 @@ func (h *watchHub) forward(ctx context.Context, w *watcher) {
 				h.cancel(w)
 				return
 			}
-		}
-		if len(batch) > 0 {
-			continue
-		}
-		select {
-		case <-w.wake:
-		case <-w.done:
-			if rest := w.take(nil); len(rest) > 0 {
-				w.mu.Lock()
-				w.queue = rest // delivered by the next round, then done again
-				w.mu.Unlock()
-				continue
-			}
-			return
-		case <-ctx.Done():
-			h.cancel(w)
-			return
 		}
 	}
 }
