@@ -32,8 +32,10 @@ func (e *env) sweep() {
 			_ = os.Remove(p)
 		}
 	}
-	if l, err := netlink.LinkByName(e.bridge); err == nil {
-		_ = netlink.LinkDel(l)
+	for _, name := range []string{e.bridge, e.dnsLink} {
+		if l, err := netlink.LinkByName(name); name != "" && err == nil {
+			_ = netlink.LinkDel(l)
+		}
 	}
 	e.cleanIPTables()
 	for _, root := range []string{e.cgroupRoot, e.baseCgroup} {
@@ -78,8 +80,10 @@ func (e *env) leftovers() []string {
 	if m, _ := filepath.Glob(filepath.Join("/run/netns", e.netnsPfx+"*")); len(m) > 0 {
 		out = append(out, fmt.Sprintf("netns %v", m))
 	}
-	if _, err := netlink.LinkByName(e.bridge); err == nil {
-		out = append(out, "bridge "+e.bridge)
+	for _, name := range []string{e.bridge, e.dnsLink} {
+		if _, err := netlink.LinkByName(name); name != "" && err == nil {
+			out = append(out, "link "+name)
+		}
 	}
 	if m := hostclean.MountsUnder(e.stateBase, e.work, filepath.Join("/run/netns", e.netnsPfx)); len(m) > 0 {
 		out = append(out, fmt.Sprintf("mounts %v", m))

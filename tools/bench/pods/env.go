@@ -16,6 +16,8 @@ import (
 
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/orch/orch/internal/hostnames"
 )
 
 // env is the benchmark's private corner of the host: every name the agent
@@ -36,6 +38,9 @@ type env struct {
 	ns         string // the agent's containerd namespace
 	baseNS     string // the baseline's containerd namespace
 	podCIDR    string
+	dnsLink    string // the in-process agent's cluster DNS link (single-process mode)
+	single     bool   // `orch server` runs its own agent (the default), no separate `orch agent`
+	pprofAddr  string // the server's --pprof-address, empty for none
 
 	apiPort, raftPort, kubeletPort int
 	kubeconfig                     string
@@ -46,7 +51,7 @@ type env struct {
 	pw   *podWatcher
 }
 
-func newEnv(log *zap.Logger, work string) (*env, error) {
+func newEnv(log *zap.Logger, work string, single bool) (*env, error) {
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
@@ -57,6 +62,9 @@ func newEnv(log *zap.Logger, work string) (*env, error) {
 		cgroupRoot: "orchb-" + id, baseCgroup: "orchb-" + id + "-base", ns: "orchb-" + id, baseNS: "orchb-" + id + "-base",
 		podCIDR: fmt.Sprintf("10.245.%d.0/24", 1+int(b[0])%250)}
 	e.kubeconfig = filepath.Join(work, "orch.yaml")
+	if single {
+		e.useServerNames()
+	}
 	for _, p := range []*int{&e.apiPort, &e.raftPort, &e.kubeletPort} {
 		port, err := freePort()
 		if err != nil {
@@ -65,6 +73,15 @@ func newEnv(log *zap.Logger, work string) (*env, error) {
 		*p = port
 	}
 	return e, nil
+}
+
+// useServerNames takes the host names `orch server` derives from its
+// --data-dir for its own agent (`orch host-names`): the sweep then finds
+// exactly what the in-process agent made.
+func (e *env) useServerNames() {
+	n := hostnames.For(e.serverDir())
+	e.single, e.node, e.stateBase, e.bridge, e.dnsLink = true, "bench-"+e.id, n.RunDir, n.Bridge, n.DNSLink
+	e.netnsPfx, e.chainPfx, e.cgroupRoot, e.ns = n.NetnsPrefix, n.ChainPrefix, n.CgroupRoot, "orch"
 }
 
 func freePort() (int, error) {
@@ -81,14 +98,34 @@ func (e *env) agentDir() string  { return filepath.Join(e.work, "agent") }
 func (e *env) containerdSock() string {
 	return filepath.Join(e.stateBase, "containerd", "containerd.sock")
 }
-func (e *env) imageDir() string { return filepath.Join(e.agentDir(), "agent", "images") }
+func (e *env) imageDir() string {
+	if e.single {
+		return filepath.Join(e.serverDir(), "agent", "images")
+	}
+	return filepath.Join(e.agentDir(), "agent", "images")
+}
 
-// startServer runs `orch server --disable-agent` on loopback ports.
+// startServer runs `orch server` on loopback ports: with its own agent
+// (single-process mode: the node names derive from its data dir, host-gw
+// so no VXLAN device, no ingress ports, a service range of its own), or
+// with --disable-agent.
 func (e *env) startServer(bin string) error {
 	args := []string{"server", "--data-dir", e.serverDir(), "--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1", "--https-listen-port", strconv.Itoa(e.apiPort),
 		"--raft-port", strconv.Itoa(e.raftPort), "--write-kubeconfig", e.kubeconfig,
-		"--disable-agent", "--cluster-cidr", e.podCIDR}
+		"--cluster-cidr", e.podCIDR}
+	if e.single {
+		args = append(args, "--node-name", e.node, "--kubelet-port", strconv.Itoa(e.kubeletPort),
+			"--network-backend", "host-gw", "--service-cidr", "10.246.0.0/16", "--cluster-dns", "10.246.0.10",
+			"--ingress-http-port", "0", "--ingress-https-port", "0",
+			"--private-registry", filepath.Join(e.work, "no-registries.yaml"),
+			"--eviction-hard", "nodefs.available<1%,imagefs.available<1%")
+	} else {
+		args = append(args, "--disable-agent")
+	}
+	if e.pprofAddr != "" {
+		args = append(args, "--pprof-address", e.pprofAddr)
+	}
 	c, err := startChild("server", filepath.Join(e.work, "server.log"), bin, args, nil)
 	e.server = c
 	return err

@@ -26,6 +26,9 @@ func (e *env) measure(ctx context.Context, log *zap.Logger, f *flags, res *resul
 	if err := e.idlePhase(ctx, log, f, res); err != nil {
 		return err
 	}
+	if err := e.burstPhase(ctx, log, f, res); err != nil {
+		return err
+	}
 	return e.latencyPhase(ctx, log, f, res)
 }
 
@@ -64,20 +67,14 @@ func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string, shareBin
 	}); err != nil {
 		return err
 	}
-	log.Info("server ready; starting the agent")
-	agentBin := bin
-	if !shareBinary {
-		agentBin = filepath.Join(e.work, "orch-agent")
-		if err := copyFile(bin, agentBin); err != nil {
-			return fmt.Errorf("copy the orch binary for the agent: %w", err)
+	if !e.single {
+		if err := e.startSeparateAgent(bin, shareBinary); err != nil {
+			return err
 		}
 	}
-	if err := e.startAgent(agentBin); err != nil {
-		return err
-	}
 	if err := waitFor(ctx, 3*time.Minute, "the node to be Ready", func() (bool, error) {
-		if e.agent.exited() {
-			return false, fmt.Errorf("agent exited (see %s)", filepath.Join(e.work, "agent.log"))
+		if e.nodeProc().exited() {
+			return false, fmt.Errorf("%s exited (see %s)", e.nodeProc().name, filepath.Join(e.work, e.nodeProc().name+".log"))
 		}
 		return nodeReady(ctx, e.cs, e.node)
 	}); err != nil {
@@ -94,6 +91,29 @@ func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string, shareBin
 	}
 	e.pw, err = watchPods(ctx, e.cs)
 	return err
+}
+
+// nodeProc is the process that runs the node's agent: the separate
+// `orch agent`, or the server itself in single-process mode.
+func (e *env) nodeProc() *child {
+	if e.single {
+		return e.server
+	}
+	return e.agent
+}
+
+// startSeparateAgent starts `orch agent` from its own copy of the binary
+// (unless shareBinary), as on another node.
+func (e *env) startSeparateAgent(bin string, shareBinary bool) error {
+	e.log.Info("server ready; starting the agent")
+	agentBin := bin
+	if !shareBinary {
+		agentBin = filepath.Join(e.work, "orch-agent")
+		if err := copyFile(bin, agentBin); err != nil {
+			return fmt.Errorf("copy the orch binary for the agent: %w", err)
+		}
+	}
+	return e.startAgent(agentBin)
 }
 
 // waitImage waits until the agent has imported and unpacked the image (so
@@ -122,22 +142,31 @@ func (e *env) waitImage(ctx context.Context) error {
 	})
 }
 
-// idlePhase starts idlePods pods, waits idle and records memory and CPU.
+// idlePhase starts idlePods pods (busybox httpd, with an HTTP readiness
+// and an exec liveness probe), waits idle and records memory, and the CPU
+// used in the idle's second half (the first is start-up settling).
 func (e *env) idlePhase(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
 	for i := range f.idlePods {
-		d, err := startPod(ctx, e.cs, e.pw, fmt.Sprintf("idle-%02d", i), e.node, f.podTimeout)
+		d, err := startPod(ctx, e.cs, e.pw, probedPod(fmt.Sprintf("idle-%02d", i), e.node), f.podTimeout)
 		if err != nil {
 			return err
 		}
 		res.IdleStarts = append(res.IdleStarts, d)
 	}
 	log.Info("idle pods running; waiting", zap.Int("pods", f.idlePods), zap.Duration("idle", f.idle))
-	cpu0 := e.cpu()
-	if err := e.sampleIdle(ctx, f.idle, res); err != nil {
+	var cpu0 procCPU
+	var t0 time.Time
+	if err := e.sampleIdle(ctx, f.idle, res, func() { cpu0, t0 = e.cpu(), time.Now() }); err != nil {
 		return err
 	}
 	res.IdleCPU = e.cpu().sub(cpu0)
+	res.IdleCPUWindow = time.Since(t0)
 	res.MemIdle = e.memory()
+	if e.pprofAddr != "" && f.profileDir != "" {
+		if err := e.saveHeap(ctx, f.profileDir); err != nil {
+			log.Warn("heap profile", zap.Error(err))
+		}
+	}
 	log.Info("idle memory", zap.String("server", res.MemIdle.Server.String()),
 		zap.String("agent", res.MemIdle.Agent.String()), zap.String("containerd", res.MemIdle.Containerd.String()))
 	return nil
@@ -147,8 +176,10 @@ func (e *env) idlePhase(ctx context.Context, log *zap.Logger, f *flags, res *res
 // the highest RSS of the idle's second half (memory touched now and then,
 // e.g. by periodic syncs, shows there even if it is not resident at the end;
 // the first half is start-up settling).
-func (e *env) sampleIdle(ctx context.Context, idle time.Duration, res *results) error {
+func (e *env) sampleIdle(ctx context.Context, idle time.Duration, res *results, secondHalf func()) error {
 	start := time.Now()
+	half := time.AfterFunc(idle/2, secondHalf)
+	defer half.Stop()
 	end := time.After(idle)
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -174,7 +205,7 @@ func (e *env) sampleIdle(ctx context.Context, idle time.Duration, res *results) 
 // baseline container i (create + start), so both see the same load.
 func (e *env) latencyPhase(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
 	for i := range f.pods {
-		d, err := startPod(ctx, e.cs, e.pw, fmt.Sprintf("lat-%03d", i), e.node, f.podTimeout)
+		d, err := startPod(ctx, e.cs, e.pw, benchPod(fmt.Sprintf("lat-%03d", i), e.node), f.podTimeout)
 		if err != nil {
 			return err
 		}
@@ -198,8 +229,8 @@ func (e *env) teardown(ctx context.Context, log *zap.Logger) {
 	if e.pw != nil {
 		e.pw.stop()
 	}
-	if e.cs != nil && e.agent != nil && !e.agent.exited() {
-		if err := deletePods(ctx, e.cs, 3*time.Minute); err != nil {
+	if e.cs != nil && e.nodeProc() != nil && !e.nodeProc().exited() {
+		if err := deletePods(ctx, e.cs, "app=podbench", 3*time.Minute); err != nil {
 			log.Warn("deleting pods", zap.Error(err))
 		}
 	}

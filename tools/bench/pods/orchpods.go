@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -106,13 +107,27 @@ func benchPod(name, node string) *corev1.Pod {
 	}
 }
 
-// startPod creates a pod bound to node and returns the time from just
+// probedPod is a pod as users run them: busybox httpd with an HTTP
+// readiness probe and an exec liveness probe, every 10 s.
+func probedPod(name, node string) *corev1.Pod {
+	p := benchPod(name, node)
+	c := &p.Spec.Containers[0]
+	c.Command = []string{"sh", "-c", "echo ok > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"}
+	c.ReadinessProbe = &corev1.Probe{PeriodSeconds: 10, ProbeHandler: corev1.ProbeHandler{
+		HTTPGet: &corev1.HTTPGetAction{Path: "/index.html", Port: intstr.FromInt32(8080)}}}
+	c.LivenessProbe = &corev1.Probe{PeriodSeconds: 10, ProbeHandler: corev1.ProbeHandler{
+		Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/index.html"}}}}
+	return p
+}
+
+// startPod creates pod (bound to its node) and returns the time from just
 // before the create request until the watch reported it Running and Ready.
-func startPod(ctx context.Context, cs kubernetes.Interface, pw *podWatcher, name, node string, timeout time.Duration) (time.Duration, error) {
+func startPod(ctx context.Context, cs kubernetes.Interface, pw *podWatcher, pod *corev1.Pod, timeout time.Duration) (time.Duration, error) {
+	name := pod.Name
 	ready := pw.expect(name)
 	t0 := time.Now()
-	if _, err := cs.CoreV1().Pods(podNS).Create(ctx, benchPod(name, node), metav1.CreateOptions{}); err != nil {
-		return 0, fmt.Errorf("create pod %s: %w", name, err)
+	if err := createPod(ctx, cs, pod); err != nil {
+		return 0, err
 	}
 	select {
 	case t1 := <-ready:
@@ -122,6 +137,13 @@ func startPod(ctx context.Context, cs kubernetes.Interface, pw *podWatcher, name
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+}
+
+func createPod(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod) error {
+	if _, err := cs.CoreV1().Pods(podNS).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create pod %s: %w", pod.Name, err)
+	}
+	return nil
 }
 
 // nodeReady reports whether the node is registered with Ready=True.
@@ -138,11 +160,12 @@ func nodeReady(ctx context.Context, cs kubernetes.Interface, node string) (bool,
 	return false, nil
 }
 
-// deletePods deletes every benchmark pod (grace 0) and waits until the
-// objects are gone, i.e. the agent has torn their sandboxes down.
-func deletePods(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
+// deletePods deletes the benchmark pods matching selector (grace 0) and
+// waits until the objects are gone, i.e. the agent has torn their
+// sandboxes down.
+func deletePods(ctx context.Context, cs kubernetes.Interface, selector string, timeout time.Duration) error {
 	zero := int64(0)
-	sel := metav1.ListOptions{LabelSelector: "app=podbench"}
+	sel := metav1.ListOptions{LabelSelector: selector}
 	if err := cs.CoreV1().Pods(podNS).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, sel); err != nil {
 		list, lerr := cs.CoreV1().Pods(podNS).List(ctx, sel)
 		if lerr != nil {

@@ -22,8 +22,12 @@ type results struct {
 	MemIdle    procMem         // IdlePods pods, after Idle
 	IdlePeak   procMem         // highest RSS sampled every 5 s in Idle's second half (RSS fields only)
 	MemAfter   procMem         // IdlePods + Pods pods, right after the timed phase
-	IdleCPU    procCPU
-	Err        string
+	IdleCPU    procCPU         // during Idle's second half
+	// IdleCPUWindow is how long IdleCPU was measured.
+	IdleCPUWindow time.Duration
+	Bursts        []burstResult
+	Single        bool // orch server with its own agent
+	Err           string
 }
 
 func (r *results) write(md, js string) error {
@@ -60,10 +64,14 @@ func (r *results) markdown() string {
 	row("orch pod: create → Running and Ready", o)
 	row("containerd: NewContainer + NewTask + Start", c)
 	row(fmt.Sprintf("(orch idle-phase pods, the run's first %d)", r.IdlePods), summarize(r.IdleStarts))
+	for _, bu := range r.Bursts {
+		fmt.Fprintf(&b, "\n%d pods created at once → all Running and Ready: **%s** (node CPU meanwhile %.2f s)\n", bu.Pods, ms(bu.AllReady), bu.CPU)
+	}
 	if c.P99 > 0 {
 		fmt.Fprintf(&b, "\norch p99 / containerd p99 = **%.2fx** (goal <= 1.5x); p50 ratio %.2fx\n",
 			float64(o.P99)/float64(c.P99), float64(o.P50)/float64(max(c.P50, 1)))
 	}
+	r.steadyMarkdown(&b)
 	b.WriteString("\n| memory in MiB (/proc/<pid>/status VmRSS = RssAnon + RssFile (+ RssShmem, 0 here); PSS from smaps_rollup) | server + agent | agent alone | server alone | managed containerd (not counted) |\n| --- | --- | --- | --- | --- |\n")
 	mrow := func(name string, m procMem) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, m.ServerAgent, m.Agent, m.Server, m.Containerd)
@@ -78,4 +86,27 @@ func (r *results) markdown() string {
 	fmt.Fprintf(&b, "\nGoals: server + agent <= 80 MB, agent alone <= 30 MB (idle, %d pods). CPU during the %s idle: server %.2f s, agent %.2f s.\n",
 		r.IdlePods, r.Idle, r.IdleCPU.Server, r.IdleCPU.Agent)
 	return b.String()
+}
+
+// steadyMarkdown is the issue-14 summary of the idle: the orch process(es),
+// the whole node in PSS (orch + containerd + shims) and orch's CPU.
+func (r *results) steadyMarkdown(b *strings.Builder) {
+	m := r.MemIdle
+	cpu := 0.0
+	if r.IdleCPUWindow > 0 {
+		cpu = 100 * (r.IdleCPU.Server + r.IdleCPU.Agent) / r.IdleCPUWindow.Seconds()
+	}
+	who := "orch server + orch agent"
+	if r.Single {
+		who = "orch server (with its agent)"
+	}
+	fmt.Fprintf(b, "\nSteady state, %d pods (httpd, HTTP readiness + exec liveness probes every 10 s), after %s:\n\n", r.IdlePods, r.Idle)
+	fmt.Fprintf(b, "- %s: **RSS %.1f MiB**, PSS %.1f MiB\n", who, mib(m.ServerAgent.RSS), mib(m.ServerAgent.PSS))
+	perShim := 0.0
+	if m.ShimCount > 0 {
+		perShim = mib(m.Shims.PSS) / float64(m.ShimCount)
+	}
+	fmt.Fprintf(b, "- whole node (orch + its containerd + %d shims): **PSS %.1f MiB** (containerd %.1f, shims %.1f = %.1f each), RSS sum %.1f MiB\n",
+		m.ShimCount, mib(m.Node.PSS), mib(m.Containerd.PSS), mib(m.Shims.PSS), perShim, mib(m.Node.RSS))
+	fmt.Fprintf(b, "- orch CPU over the idle's last %s: **%.2f %% of a core**\n", r.IdleCPUWindow.Round(time.Second), cpu)
 }
