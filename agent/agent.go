@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
@@ -111,10 +112,10 @@ func joinWithRetry(ctx context.Context, o join.Options) (*join.Credentials, erro
 
 // clientFor builds the agent's client from its kubeconfig, dialling
 // through a load balancer that fails over between the cluster's servers.
-func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (kubernetes.Interface, error) {
+func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (apiClients, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("loading node kubeconfig: %w", err)
+		return apiClients{}, fmt.Errorf("loading node kubeconfig: %w", err)
 	}
 	rc = restconfig.PreferProtobuf(rc)
 	// The client certificate from files, which client-go reloads when a
@@ -122,18 +123,51 @@ func clientFor(ctx context.Context, kubeconfig string, log *zap.Logger) (kuberne
 	rc.TLSClientConfig.CertData, rc.TLSClientConfig.KeyData = nil, nil
 	rc.TLSClientConfig.CertFile = filepath.Join(filepath.Dir(kubeconfig), join.CertFile)
 	rc.TLSClientConfig.KeyFile = filepath.Join(filepath.Dir(kubeconfig), join.KeyFile)
-	rc.QPS, rc.Burst = 20, 40
+	rc.QPS, rc.Burst = kubeAPIQPS, kubeAPIBurst
 	rc.UserAgent = "orch-agent/" + version.Get().Version
 	lb, err := serverlb.Wire(rc, log)
 	if err != nil {
-		return nil, err
+		return apiClients{}, err
 	}
 	lb.Persist(filepath.Join(filepath.Dir(kubeconfig), "api-servers.json"))
-	client, err := kubernetes.NewForConfig(rc)
+	c, err := newAPIClients(rc)
 	if err != nil {
-		return nil, err
+		return apiClients{}, err
 	}
-	return client, lb.Start(ctx, rc, client)
+	return c, lb.Start(ctx, rc, c)
+}
+
+// The agent's client-side rate limits, kubelet's defaults: the node's own
+// requests (pod status, leases, watches) and, apart, its events, so a
+// burst of pod starts neither waits behind nor starves the other.
+const (
+	kubeAPIQPS, kubeAPIBurst      = 50, 100
+	eventRecordQPS, eventRecBurst = 50, 100
+)
+
+// apiClients is the agent's clientset plus one for events with a rate
+// limiter of its own; both share one HTTP/2 connection pool.
+type apiClients struct {
+	kubernetes.Interface
+	events kubernetes.Interface
+}
+
+func newAPIClients(rc *rest.Config) (apiClients, error) {
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return apiClients{}, fmt.Errorf("agent API client: %w", err)
+	}
+	api, err := kubernetes.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return apiClients{}, fmt.Errorf("agent API client: %w", err)
+	}
+	ec := rest.CopyConfig(rc)
+	ec.QPS, ec.Burst = eventRecordQPS, eventRecBurst
+	events, err := kubernetes.NewForConfigAndClient(ec, hc)
+	if err != nil {
+		return apiClients{}, fmt.Errorf("agent event client: %w", err)
+	}
+	return apiClients{Interface: api, events: events}, nil
 }
 
 // connectRuntime starts the managed containerd (no endpoint given) and
@@ -171,7 +205,7 @@ func connectRuntime(ctx context.Context, cfg Config, log *zap.Logger) (*containe
 
 // runNode sets up images, the Node, network and cgroups, then runs the pod
 // loop and the heartbeat.
-func runNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ctrd *containerd.Client,
+func runNode(ctx context.Context, cfg Config, log *zap.Logger, client apiClients, ctrd *containerd.Client,
 	creds *join.Credentials, ip net.IP) error {
 	rt, err := runtime.New(ctx, log.Named("runtime"), ctrd, runtime.Options{Namespace: cfg.ContainerdNS,
 		LogDir: runtime.DefaultLogDir(cfg.DataDir), FIFODir: cfg.FIFODir})
@@ -342,10 +376,10 @@ func setupHost(cfg Config, log *zap.Logger, podCIDR string, mtu int, alloc corev
 	return netm, cg, nil
 }
 
-func runPods(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, rt runtime.Interface,
+func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients, rt runtime.Interface,
 	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.ImageService, nc node.Config, creds *join.Credentials) error {
 	bc := record.NewBroadcaster(record.WithContext(ctx))
-	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.events.CoreV1().Events("")})
 	defer bc.Shutdown()
 	podsDir := filepath.Join(cfg.DataDir, "agent", "pods")
 	rec := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: cfg.NodeName})
