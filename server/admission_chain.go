@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,15 +86,17 @@ func startPolicies(loopback *rest.Config, client kubernetes.Interface, authz aut
 		return nil, fmt.Errorf("policy dynamic client: %w", err)
 	}
 	f := informers.NewSharedInformerFactory(client, 0)
-	stop := make(chan struct{})
+	// The informers run with ctx itself: a context made from a bare stop
+	// channel costs every informer's derived contexts a goroutine each.
+	ctx, cancel := context.WithCancel(context.Background())
 	for _, p := range plugins {
-		if err := p.Start(client, dyn, f, authz, stop); err != nil {
-			close(stop)
+		if err := p.Start(client, dyn, f, authz, ctx.Done()); err != nil {
+			cancel()
 			return nil, err
 		}
 	}
-	f.Start(stop)
-	return func() { close(stop) }, nil
+	f.StartWithContext(ctx)
+	return cancel, nil
 }
 
 // startWebhooks feeds the webhook dispatcher its configurations and the

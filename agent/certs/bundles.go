@@ -62,7 +62,7 @@ func (b *Bundles) ensure(ctx context.Context) (certlisters.ClusterTrustBundleLis
 		f := informers.NewSharedInformerFactory(b.client, 0)
 		inf := f.Certificates().V1().ClusterTrustBundles()
 		b.lister, b.synced = inf.Lister(), inf.Informer().HasSynced
-		f.Start(b.ctx.Done())
+		f.StartWithContext(b.ctx)
 		b.started = true
 		b.log.Info("started the ClusterTrustBundle informer")
 	}

@@ -97,7 +97,7 @@ func (m *PodCerts) Run(ctx context.Context, resync func(namespace, name string))
 	m.mu.Lock()
 	m.lister, m.resync = inf.Lister(), resync
 	m.mu.Unlock()
-	f.Start(ctx.Done())
+	f.StartWithContext(ctx)
 	<-ctx.Done()
 	f.Shutdown()
 }

@@ -58,7 +58,7 @@ func NewCache(client kubernetes.Interface) (*Cache, error) {
 
 // Start runs the informers and waits for their first list.
 func (c *Cache) Start(ctx context.Context) error {
-	c.factory.Start(ctx.Done())
+	c.factory.StartWithContext(ctx)
 	for typ, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {

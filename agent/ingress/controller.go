@@ -124,7 +124,7 @@ func (c *Controller) changed() {
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.secrets.stop()
 	defer c.ln.close()
-	c.factory.Start(ctx.Done())
+	c.factory.StartWithContext(ctx)
 	defer c.factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return ctx.Err()

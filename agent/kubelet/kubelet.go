@@ -21,6 +21,7 @@ import (
 
 	"github.com/orch/orch/agent/network"
 	"github.com/orch/orch/agent/runtime"
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Config holds the pod loop's collaborators and node facts.
@@ -106,11 +107,11 @@ func New(cfg Config) (*Kubelet, error) {
 	k.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"})
-	k.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
+	k.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option(),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
 		}))
-	k.svcFactory = informers.NewSharedInformerFactory(cfg.Client, 0)
+	k.svcFactory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option())
 	k.services = k.svcFactory.Core().V1().Services().Lister()
 	if k.cfg.Env == nil {
 		k.cfg.Env = k.apiEnv()
@@ -130,9 +131,9 @@ func New(cfg Config) (*Kubelet, error) {
 // Run watches the node's pods and syncs them until ctx ends. Containers
 // keep running when it returns.
 func (k *Kubelet) Run(ctx context.Context) error {
-	k.factory.Start(ctx.Done())
+	k.factory.StartWithContext(ctx)
 	defer k.factory.Shutdown()
-	k.svcFactory.Start(ctx.Done())
+	k.svcFactory.StartWithContext(ctx)
 	defer k.svcFactory.Shutdown()
 	svcSynced := k.svcFactory.Core().V1().Services().Informer().HasSynced
 	if !cache.WaitForCacheSync(ctx.Done(), k.synced, svcSynced) {

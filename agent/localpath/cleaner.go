@@ -62,7 +62,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer c.queue.ShutDown()
 	for _, f := range factories {
-		f.Start(ctx.Done())
+		f.StartWithContext(ctx)
 		defer f.Shutdown()
 	}
 	for _, f := range factories {

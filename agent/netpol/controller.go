@@ -84,7 +84,7 @@ func (c *Controller) poke() {
 // until ctx ends. The rules stay in place afterwards, unless no pod is
 // isolated: then they are removed.
 func (c *Controller) Run(ctx context.Context) error {
-	c.factory.Start(ctx.Done())
+	c.factory.StartWithContext(ctx)
 	defer c.factory.Shutdown()
 	for typ, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {

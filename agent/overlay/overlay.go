@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // resyncEvery re-applies the whole state even without Node changes,
@@ -75,7 +77,7 @@ func (o *Overlay) Start(ctx context.Context) error {
 		return err
 	}
 	ctx, o.cancel = context.WithCancel(ctx)
-	f := informers.NewSharedInformerFactoryWithOptions(o.cfg.Client, 0)
+	f := informers.NewSharedInformerFactoryWithOptions(o.cfg.Client, 0, cachetrim.Option())
 	inf := f.Core().V1().Nodes()
 	o.lister = inf.Lister()
 	poke := func(any) { o.poke() }
@@ -85,7 +87,7 @@ func (o *Overlay) Start(ctx context.Context) error {
 		o.dp.h.Close()
 		return fmt.Errorf("overlay: node informer: %w", err)
 	}
-	f.Start(ctx.Done())
+	f.StartWithContext(ctx)
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()

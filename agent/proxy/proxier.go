@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orch/orch/agent/network"
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Proxier programs the node's iptables from Services and EndpointSlices.
@@ -45,7 +46,7 @@ func New(log *zap.Logger, client kubernetes.Interface, cfg Config) (*Proxier, er
 
 // newProxier builds a proxier on a backend (cfg has its defaults).
 func newProxier(log *zap.Logger, client kubernetes.Interface, cfg Config, be backend, ct conntracker) (*Proxier, error) {
-	f := informers.NewSharedInformerFactory(client, 0)
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
 	p := &Proxier{cfg: cfg, log: log, factory: f, kick: make(chan struct{}, 1),
 		syncer: newSyncer(log, be, newGenerator(cfg, be.HasRandomFully()), ct)}
 	p.services = f.Core().V1().Services().Lister()
@@ -83,7 +84,7 @@ func (p *Proxier) poke() {
 // Run syncs until ctx ends. The rules stay in place when it returns, so
 // Services keep working while the agent restarts (as with kube-proxy).
 func (p *Proxier) Run(ctx context.Context) error {
-	p.factory.Start(ctx.Done())
+	p.factory.StartWithContext(ctx)
 	defer p.factory.Shutdown()
 	for typ, ok := range p.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {

@@ -1,10 +1,13 @@
 package apf
 
 import (
+	"context"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Watcher keeps a Classifier on the configuration the API holds.
@@ -17,7 +20,7 @@ type Watcher struct {
 // over client, rebuilding the snapshot on every change. Stop the watch
 // with the returned func.
 func Watch(c *Classifier, client kubernetes.Interface) (*Watcher, func()) {
-	w := &Watcher{c: c, f: informers.NewSharedInformerFactory(client, 0)}
+	w := &Watcher{c: c, f: informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())}
 	fc := w.f.Flowcontrol().V1()
 	rebuild := cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { w.rebuild() }, UpdateFunc: func(any, any) { w.rebuild() }, DeleteFunc: func(any) { w.rebuild() },
@@ -25,10 +28,10 @@ func Watch(c *Classifier, client kubernetes.Interface) (*Watcher, func()) {
 	// Errors only come from a stopped informer.
 	_, _ = fc.FlowSchemas().Informer().AddEventHandler(rebuild)
 	_, _ = fc.PriorityLevelConfigurations().Informer().AddEventHandler(rebuild)
-	done := make(chan struct{})
-	w.f.Start(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	w.f.StartWithContext(ctx)
 	return w, func() {
-		close(done)
+		cancel()
 		w.f.Shutdown()
 	}
 }

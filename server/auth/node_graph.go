@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // ErrGraphNotReady means the node graph's pod cache is not filled yet; the
@@ -43,17 +45,17 @@ func NewPodListerGraph(lister corelisters.PodLister, hasSynced func() bool) *Pod
 // clientset over the API server's LoopbackTransport) and returns a graph
 // over it, plus stop, which ends the informer and waits for it.
 func StartPodGraph(client kubernetes.Interface) (graph *PodListerGraph, stop func()) {
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
 	pods, pvs := factory.Core().V1().Pods(), factory.Core().V1().PersistentVolumes()
 	ings := factory.Networking().V1().Ingresses()
 	graph = NewPodListerGraph(pods.Lister(), func() bool {
 		return pods.Informer().HasSynced() && pvs.Informer().HasSynced() && ings.Informer().HasSynced()
 	})
 	graph.volumes, graph.ingresses = pvs.Lister(), ings.Lister()
-	done := make(chan struct{})
-	factory.Start(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	factory.StartWithContext(ctx)
 	return graph, func() {
-		close(done)
+		cancel()
 		factory.Shutdown()
 	}
 }

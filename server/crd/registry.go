@@ -202,14 +202,14 @@ func StartInformer(client dynamic.Interface, reg *Registry, onChange func()) (in
 	_, _ = i.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { rebuild() }, UpdateFunc: func(_, _ any) { rebuild() }, DeleteFunc: func(any) { rebuild() },
 	})
-	done := make(chan struct{})
-	go i.Run(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	go i.RunWithContext(ctx)
 	go func() {
-		if cache.WaitForCacheSync(done, i.HasSynced) {
+		if cache.WaitForCacheSync(ctx.Done(), i.HasSynced) {
 			rebuild()
 		}
 	}()
-	return inf, func() { close(done) }
+	return inf, cancel
 }
 
 // List returns every CRD in the cache, typed.

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"sort"
 	"sync/atomic"
 
@@ -8,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Source lists the webhook configurations and namespace labels.
@@ -25,13 +28,13 @@ type informerSource struct {
 
 // StartInformers watches the configurations and namespaces through client.
 func StartInformers(client kubernetes.Interface) (Source, func()) {
-	f := informers.NewSharedInformerFactory(client, 0)
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
 	f.Admissionregistration().V1().MutatingWebhookConfigurations().Informer()
 	f.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer()
 	f.Core().V1().Namespaces().Informer()
-	done := make(chan struct{})
-	f.Start(done)
-	return &informerSource{f: f}, func() { close(done); f.Shutdown() }
+	ctx, cancel := context.WithCancel(context.Background())
+	f.StartWithContext(ctx)
+	return &informerSource{f: f}, func() { cancel(); f.Shutdown() }
 }
 
 func (s *informerSource) Mutating() []*admissionregistrationv1.MutatingWebhookConfiguration {

@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Lister reads roles and bindings.
@@ -32,16 +35,16 @@ type informerLister struct {
 // StartInformers watches the four RBAC types through client and returns a
 // Lister over the cache, and a stop func.
 func StartInformers(client kubernetes.Interface) (Lister, func()) {
-	f := informers.NewSharedInformerFactory(client, 0)
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
 	r := f.Rbac().V1()
 	r.Roles().Informer()
 	r.ClusterRoles().Informer()
 	r.RoleBindings().Informer()
 	r.ClusterRoleBindings().Informer()
-	done := make(chan struct{})
-	f.Start(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.StartWithContext(ctx)
 	return &informerLister{f: f}, func() {
-		close(done)
+		cancel()
 		f.Shutdown()
 	}
 }

@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,10 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/orch/orch/internal/cachetrim"
 	"github.com/orch/orch/server/controllers/kit"
 )
 
@@ -38,6 +42,7 @@ var ignored = map[schema.GroupResource]bool{
 // resource is a served resource the collector can address.
 type resource struct {
 	gvr        schema.GroupVersionResource
+	kind       string
 	namespaced bool
 }
 
@@ -49,6 +54,7 @@ type Controller struct {
 	queue   kit.Queue
 	graph   *graph
 	meta    metadatainformer.SharedInformerFactory
+	typed   map[reflect.Type]bool                // object types the other controllers cache (typed informers already running)
 	watched map[schema.GroupVersionResource]bool // only Run's goroutines touch it, one at a time
 	kindsMu sync.RWMutex
 	kinds   map[schema.GroupKind]resource
@@ -75,11 +81,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.meta = metadatainformer.NewSharedInformerFactory(c.kc.Metadata, 0)
 		defer c.meta.Shutdown()
 	}
+	c.typed = startedTypes(c.kc.Informers)
 	synced, err := c.watch(res)
 	if err != nil {
 		return err
 	}
-	c.kc.Informers.Start(ctx.Done())
+	c.kc.Informers.StartWithContext(ctx)
 	c.startMeta(ctx)
 	if !kit.WaitForSync(ctx, synced...) {
 		return ctx.Err()
@@ -97,7 +104,7 @@ func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
 		if c.watched[r.gvr] {
 			continue
 		}
-		inf, err := c.informerFor(r.gvr)
+		inf, err := c.informerFor(r)
 		if err != nil {
 			c.log.Debug("resource has no informer; not collected", zap.Stringer("resource", r.gvr))
 			continue
@@ -111,14 +118,39 @@ func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
 	return synced, nil
 }
 
-func (c *Controller) informerFor(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
-	if inf, err := c.kc.Informers.ForResource(gvr); err == nil {
-		return inf.Informer(), nil
+// informerFor shares the typed informer of a resource the other
+// controllers already cache; every other resource gets a metadata-only
+// informer (without managedFields): the collector reads nothing but
+// metadata, and a typed informer started for it alone would keep whole
+// objects (ConfigMaps, Secrets, RBAC rules...) in memory.
+func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) {
+	if c.meta == nil || c.typed[typeOf(r.gvr.GroupVersion().WithKind(r.kind))] {
+		if inf, err := c.kc.Informers.ForResource(r.gvr); err == nil {
+			return inf.Informer(), nil
+		}
 	}
 	if c.meta == nil {
-		return nil, fmt.Errorf("no informer for %s", gvr)
+		return nil, fmt.Errorf("no informer for %s", r.gvr)
 	}
-	return c.meta.ForResource(gvr).Informer(), nil
+	inf := c.meta.ForResource(r.gvr).Informer()
+	_ = inf.SetTransform(cachetrim.ManagedFields) // fails only once started: set at creation
+	return inf, nil
+}
+
+// startedTypes lists the object types of f's running informers.
+func startedTypes(f informers.SharedInformerFactory) map[reflect.Type]bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // report at once, without waiting for the caches
+	return f.WaitForCacheSyncWithContext(ctx).Synced
+}
+
+// typeOf is the Go type of gvk's typed object (nil when not built in).
+func typeOf(gvk schema.GroupVersionKind) reflect.Type {
+	obj, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		return nil
+	}
+	return reflect.TypeOf(obj)
 }
 
 func (c *Controller) startMeta(ctx context.Context) {
@@ -183,7 +215,7 @@ func (c *Controller) discover() ([]resource, error) {
 				!slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") || !slices.Contains(r.Verbs, "delete") {
 				continue
 			}
-			res := resource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
+			res := resource{gvr: gv.WithResource(r.Name), kind: r.Kind, namespaced: r.Namespaced}
 			c.kindsMu.Lock()
 			c.kinds[gv.WithKind(r.Kind).GroupKind()] = res
 			c.kindsMu.Unlock()

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Context is shared by the controllers of one leadership term.
@@ -69,7 +71,7 @@ func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Context{Client: client, Informers: informers.NewSharedInformerFactory(client, 0), Logger: log, Options: opts}
+	return &Context{Client: client, Informers: informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), Logger: log, Options: opts}
 }
 
 // Recorder returns an event recorder for component (the event's source).
@@ -86,7 +88,7 @@ func (c *Context) Recorder(component string) record.EventRecorder {
 // caches: each controller waits for its own in Run (kit.WaitForSync), so a
 // type that cannot be listed holds up only the controllers that need it.
 func (c *Context) Start(ctx context.Context) error {
-	c.Informers.Start(ctx.Done())
+	c.Informers.StartWithContext(ctx)
 	return nil
 }
 

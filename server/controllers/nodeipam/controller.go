@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Defaults of Config.
@@ -105,7 +107,7 @@ func New(cfg Config) (*Controller, error) {
 // Run watches Nodes and assigns pod CIDRs until ctx ends. Every call starts
 // from scratch: a fresh informer and a bitmap rebuilt from existing Nodes.
 func (c *Controller) Run(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactory(c.client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, cachetrim.Option())
 	nodes := factory.Core().V1().Nodes()
 	informer := nodes.Informer()
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
@@ -124,7 +126,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if _, err := informer.AddEventHandler(r.handlers()); err != nil {
 		return fmt.Errorf("nodeipam: %w", err)
 	}
-	factory.Start(ctx.Done())
+	factory.StartWithContext(ctx)
 	defer factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return ctx.Err()
