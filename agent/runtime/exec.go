@@ -33,11 +33,10 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: container not running: %w", id, err)
 	}
-	spec, err := c.Spec(ctx)
+	pspec, err := r.processSpec(ctx, c)
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: spec: %w", id, err)
 	}
-	pspec := *spec.Process
 	pspec.Args = req.Cmd
 	pspec.Terminal = req.TTY
 	pspec.ConsoleSize = nil
@@ -76,6 +75,31 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 // firstSizeWait bounds how long a TTY exec waits for the client's first
 // terminal size (client-go sends it right after the streams open) so that
 // the process starts with the right size.
+// processSpec returns a copy of the container's process spec, read from
+// containerd (a round trip and the whole OCI spec decoded) once per
+// container.
+func (r *Containerd) processSpec(ctx context.Context, c containerd.Container) (specs.Process, error) {
+	r.mu.Lock()
+	p, ok := r.procs[c.ID()]
+	r.mu.Unlock()
+	if !ok {
+		spec, err := c.Spec(ctx)
+		if err != nil {
+			return specs.Process{}, err
+		}
+		if spec.Process == nil {
+			return specs.Process{}, errors.New("no process in the spec")
+		}
+		p = spec.Process
+		r.mu.Lock()
+		if r.procs != nil {
+			r.procs[c.ID()] = p
+		}
+		r.mu.Unlock()
+	}
+	return *p, nil
+}
+
 const firstSizeWait = 500 * time.Millisecond
 
 func firstSize(ctx context.Context, ch <-chan TerminalSize) (TerminalSize, bool) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	apievents "github.com/containerd/containerd/api/events"
+	"github.com/containerd/containerd/api/services/tasks/v1"
+	tasktypes "github.com/containerd/containerd/api/types/task"
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/events"
 	"github.com/containerd/errdefs"
@@ -29,6 +31,32 @@ func (r *Containerd) ContainerStatus(ctx context.Context, id string) (ContainerS
 }
 
 func (r *Containerd) status(ctx context.Context, c containerd.Container) (ContainerStatus, error) {
+	task, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return r.statusOf(ctx, c, taskState{})
+	}
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("container %s task: %w", c.ID(), err)
+	}
+	ts, err := task.Status(ctx)
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("container %s task status: %w", c.ID(), err)
+	}
+	return r.statusOf(ctx, c, taskState{found: true, status: ts.Status, pid: task.Pid(), exitCode: ts.ExitStatus, exitedAt: ts.ExitTime})
+}
+
+// taskState is what the status needs of a container's task.
+type taskState struct {
+	found    bool
+	status   containerd.ProcessStatus
+	pid      uint32
+	exitCode uint32
+	exitedAt time.Time
+}
+
+// statusOf builds a container's status from its record (labels) and its
+// task's state.
+func (r *Containerd) statusOf(ctx context.Context, c containerd.Container, ts taskState) (ContainerStatus, error) {
 	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
 	if err != nil {
 		return ContainerStatus{}, fmt.Errorf("container %s info: %w", c.ID(), err)
@@ -43,29 +71,21 @@ func (r *Containerd) status(ctx context.Context, c containerd.Container) (Contai
 	if t, err := time.Parse(time.RFC3339Nano, l[LabelStartedAt]); err == nil {
 		st.StartedAt = t
 	}
-	task, err := c.Task(ctx, nil)
-	if errdefs.IsNotFound(err) {
+	if !ts.found {
 		if !st.StartedAt.IsZero() {
 			st.State, st.ExitCode = StateExited, exitCodeUnknown
 		}
 		return st, nil
 	}
-	if err != nil {
-		return ContainerStatus{}, fmt.Errorf("container %s task: %w", c.ID(), err)
-	}
-	ts, err := task.Status(ctx)
-	if err != nil {
-		return ContainerStatus{}, fmt.Errorf("container %s task status: %w", c.ID(), err)
-	}
-	st.Pid = task.Pid()
-	switch ts.Status {
+	st.Pid = ts.pid
+	switch ts.status {
 	case containerd.Running, containerd.Paused, containerd.Pausing:
 		st.State = StateRunning
 	case containerd.Created:
 		st.State = StateCreated
 	case containerd.Stopped:
 		r.waitOutput(ctx, c.ID())
-		st.State, st.ExitCode, st.FinishedAt = StateExited, int(ts.ExitStatus), ts.ExitTime
+		st.State, st.ExitCode, st.FinishedAt = StateExited, int(ts.exitCode), ts.exitedAt
 		st.Pid = 0
 		if !st.OOMKilled && st.ExitCode == 137 {
 			st.OOMKilled = cgroupOOMKilled(ctx, c)
@@ -113,9 +133,20 @@ func (r *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
+	tasks, err := r.taskStates(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]ContainerStatus, 0, len(cs))
 	for _, c := range cs {
-		st, err := r.status(ctx, c)
+		var st ContainerStatus
+		if ts, ok := tasks[c.ID()]; ok {
+			st, err = r.statusOf(ctx, c, ts)
+		} else {
+			// No task, or containerd could not read its state (it leaves
+			// such tasks out of the list): ask for this one.
+			st, err = r.status(ctx, c)
+		}
 		if errdefs.IsNotFound(err) {
 			continue // removed meanwhile
 		}
@@ -125,6 +156,44 @@ func (r *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// taskStates lists the namespace's tasks with one call (the relist runs
+// every 2 s: asking for each container's task, twice, was 2 calls per
+// container, each a round trip to its shim).
+func (r *Containerd) taskStates(ctx context.Context) (map[string]taskState, error) {
+	resp, err := r.client.TaskService().List(ctx, &tasks.ListTasksRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	out := make(map[string]taskState, len(resp.Tasks))
+	for _, t := range resp.Tasks {
+		ts := taskState{found: true, status: processStatus(t.Status), pid: t.Pid, exitCode: t.ExitStatus}
+		if t.ExitedAt != nil {
+			ts.exitedAt = t.ExitedAt.AsTime()
+		}
+		out[t.ID] = ts
+	}
+	return out, nil
+}
+
+// processStatus maps the API's task status to the client's, as
+// containerd's client does.
+func processStatus(s tasktypes.Status) containerd.ProcessStatus {
+	switch s {
+	case tasktypes.Status_CREATED:
+		return containerd.Created
+	case tasktypes.Status_RUNNING:
+		return containerd.Running
+	case tasktypes.Status_STOPPED:
+		return containerd.Stopped
+	case tasktypes.Status_PAUSED:
+		return containerd.Paused
+	case tasktypes.Status_PAUSING:
+		return containerd.Pausing
+	default:
+		return containerd.Unknown
+	}
 }
 
 // watchOOM marks containers whose cgroup hit an OOM kill (the /tasks/oom
