@@ -48,16 +48,20 @@ type resource struct {
 
 // Controller is the garbage collector.
 type Controller struct {
-	kc      *kit.Context
-	client  kubernetes.Interface
-	log     *zap.Logger
-	queue   kit.Queue
-	graph   *graph
-	meta    metadatainformer.SharedInformerFactory
-	typed   map[reflect.Type]bool                // object types the other controllers cache (typed informers already running)
-	watched map[schema.GroupVersionResource]bool // only Run's goroutines touch it, one at a time
-	kindsMu sync.RWMutex
-	kinds   map[schema.GroupKind]resource
+	kc     *kit.Context
+	client kubernetes.Interface
+	log    *zap.Logger
+	queue  kit.Queue
+	graph  *graph
+	meta   metadatainformer.SharedInformerFactory
+	typed  map[reflect.Type]bool // object types the other controllers cache (typed informers already running)
+	// metaNew are metadata informers not started yet, metaRunning the
+	// started ones (only Run's goroutines touch them, one at a time).
+	metaNew     []cache.SharedIndexInformer
+	metaRunning sync.WaitGroup
+	watched     map[schema.GroupVersionResource]bool // only Run's goroutines touch it, one at a time
+	kindsMu     sync.RWMutex
+	kinds       map[schema.GroupKind]resource
 }
 
 // New builds the collector; its informers are chosen from discovery in Run.
@@ -79,7 +83,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	if c.kc.Metadata != nil {
 		c.meta = metadatainformer.NewSharedInformerFactory(c.kc.Metadata, 0)
-		defer c.meta.Shutdown()
+		defer c.metaRunning.Wait()
 	}
 	c.typed = startedTypes(c.kc.Informers)
 	synced, err := c.watch(res)
@@ -134,6 +138,7 @@ func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) 
 	}
 	inf := c.meta.ForResource(r.gvr).Informer()
 	_ = inf.SetTransform(cachetrim.ManagedFields) // fails only once started: set at creation
+	c.metaNew = append(c.metaNew, inf)
 	return inf, nil
 }
 
@@ -153,10 +158,14 @@ func typeOf(gvk schema.GroupVersionKind) reflect.Type {
 	return reflect.TypeOf(obj)
 }
 
+// startMeta runs the metadata informers made since the last call, each
+// with ctx (the factory's Start takes a stop channel, and contexts derived
+// from one cost a goroutine each).
 func (c *Controller) startMeta(ctx context.Context) {
-	if c.meta != nil {
-		c.meta.Start(ctx.Done())
+	for _, inf := range c.metaNew {
+		c.metaRunning.Go(func() { inf.RunWithContext(ctx) })
 	}
+	c.metaNew = nil
 }
 
 // rediscover adds the resources that appeared since (custom resources).
