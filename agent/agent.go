@@ -36,6 +36,7 @@ import (
 	"github.com/orch/orch/agent/runtime"
 	"github.com/orch/orch/agent/serverlb"
 	"github.com/orch/orch/agent/volumes"
+	"github.com/orch/orch/internal/memtune"
 	"github.com/orch/orch/internal/restconfig"
 	"github.com/orch/orch/internal/version"
 )
@@ -179,6 +180,9 @@ func connectRuntime(ctx context.Context, cfg Config, log *zap.Logger) (*containe
 		mc := runtime.DefaultManagedConfig(cfg.DataDir)
 		if cfg.ContainerdStateDir != "" {
 			mc.StateDir = cfg.ContainerdStateDir
+		}
+		if mt := (memtune.Options{}); mt.Enabled() {
+			mc.SettleAfter = max(mt.SettleAfter(log), time.Millisecond)
 		}
 		var err error
 		if managed, err = runtime.StartManagedConfig(ctx, log.Named("containerd"), mc); err != nil {

@@ -18,6 +18,8 @@ import (
 
 	containerd "github.com/containerd/containerd/v2/client"
 	"go.uber.org/zap"
+
+	"github.com/orch/orch/internal/memtune"
 )
 
 // Defaults for the containerd that the agent runs itself.
@@ -39,6 +41,10 @@ type ManagedConfig struct {
 	LogLevel string // containerd's own level; default "warn"
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL.
 	StopTimeout time.Duration
+	// SettleAfter, when set, pages out containerd's start-up-only binary
+	// pages that long after each start (memtune.ReleaseProcess): plugin
+	// set-up touches most of its code, serving pods a fraction of it.
+	SettleAfter time.Duration
 }
 
 // DefaultManagedConfig is the layout for an agent with data dir dataDir.
@@ -188,10 +194,31 @@ func (m *Managed) start() error {
 	exited := make(chan struct{})
 	go m.copyLog(stderr)
 	go func() { _ = cmd.Wait(); close(exited) }()
+	if m.cfg.SettleAfter > 0 {
+		go m.settle(cmd.Process.Pid, exited)
+	}
 	m.mu.Lock()
 	m.cmd, m.exited = cmd, exited
 	m.mu.Unlock()
 	return nil
+}
+
+// settle pages out the binary pages of containerd (pid) SettleAfter after
+// its start, unless it exited before.
+func (m *Managed) settle(pid int, exited <-chan struct{}) {
+	t := time.NewTimer(m.cfg.SettleAfter)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return
+	case <-t.C:
+	}
+	n, err := memtune.ReleaseProcess(pid)
+	if err != nil {
+		m.log.Debug("containerd binary pages not released", zap.Error(err))
+		return
+	}
+	m.log.Debug("containerd settled", zap.Int64("binary_bytes_advised", n))
 }
 
 // copyLog forwards containerd's log lines (already filtered by its level).

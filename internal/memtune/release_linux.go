@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -106,6 +107,48 @@ func dropCache(path string) error {
 		return fmt.Errorf("fadvise %s: %w", path, err)
 	}
 	return nil
+}
+
+// ReleaseProcess pages out the read-only mappings of another process's
+// executable (process_madvise MADV_PAGEOUT; Linux 5.10, root or the same
+// user) and drops that file's unmapped page-cache pages. It is what Settle
+// does for orch, for a child that cannot do it itself (the managed
+// containerd); MADV_RANDOM cannot be set from outside, so its faults still
+// read ahead. It returns how many bytes it advised.
+func ReleaseProcess(pid int) (int64, error) {
+	exe := fmt.Sprintf("/proc/%d/exe", pid)
+	path, err := os.Readlink(exe)
+	if err != nil {
+		return 0, fmt.Errorf("find executable of %d: %w", pid, err)
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read mappings of %d: %w", pid, err)
+	}
+	ms := readOnlyOf(parseMaps(data), path)
+	if len(ms) == 0 {
+		return 0, fmt.Errorf("no read-only mapping of %s in %d", path, pid)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, fmt.Errorf("pidfd of %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	// struct iovec with the other process's addresses (never dereferenced
+	// here, so kept as integers).
+	iov := make([]struct{ base, len uintptr }, len(ms))
+	var n int64
+	for i, m := range ms {
+		iov[i].base, iov[i].len = m.start, m.end-m.start
+		n += int64(m.end - m.start)
+	}
+	_, _, e := unix.Syscall6(unix.SYS_PROCESS_MADVISE, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)),
+		uintptr(unix.MADV_PAGEOUT), 0, 0)
+	if e != 0 {
+		return 0, fmt.Errorf("process_madvise %d: %w", pid, e)
+	}
+	time.Sleep(time.Second) // as in releaseBinary: let the LRU batches drain
+	return n, dropCache(exe)
 }
 
 func madvise(m mapping, advice int) error {

@@ -3,8 +3,14 @@
 package memtune
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 )
@@ -64,4 +70,70 @@ func TestSettleReleasesBinary(t *testing.T) {
 		t.Errorf("advised %d bytes of a %d-byte executable", n, fi.Size())
 	}
 	Settle(zaptest.NewLogger(t))
+}
+
+// TestReleaseProcessPagesOutAChild pages out a copy of sleep(1) that only
+// the child maps: its file pages must leave its RSS.
+func TestReleaseProcessPagesOutAChild(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("process_madvise on another process needs CAP_SYS_NICE")
+	}
+	src, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1)")
+	}
+	bin := filepath.Join(t.TempDir(), "sleep-copy")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Written back, so its pages are clean (dirty ones are not paged out).
+	if err := exec.Command("sync", bin).Run(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	time.Sleep(200 * time.Millisecond) // exec done, its text mapped
+	before := exeRSS(t, cmd.Process.Pid, bin)
+	n, err := ReleaseProcess(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n <= 0 {
+		t.Fatalf("advised %d bytes", n)
+	}
+	// The page it sleeps in may come straight back.
+	if after := exeRSS(t, cmd.Process.Pid, bin); before < 8 || after > before/2 {
+		t.Errorf("the child's binary pages: %d KiB before, %d KiB after", before, after)
+	}
+	if _, err := ReleaseProcess(1 << 30); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+}
+
+// exeRSS sums Rss of pid's read-only mappings of bin, in KiB.
+func exeRSS(t *testing.T, pid int, bin string) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, cur := 0, false
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 6 && strings.Contains(f[0], "-"):
+			cur = strings.Join(f[5:], " ") == bin && f[1][1] == '-'
+		case cur && len(f) >= 2 && f[0] == "Rss:":
+			kib, _ := strconv.Atoi(f[1])
+			total += kib
+		}
+	}
+	return total
 }
