@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `make bench`: measures orch against its baselines on this machine, loopback only.
 #   suite "api":  orch server vs kube-apiserver v1.37.1 on kine/SQLite (k3s's datastore)
-#   suite "pods": pod start latency of orch server + orch agent vs containerd's own
-#                 create+start, and idle RSS with 10 pods (root, containerd, runc,
-#                 busybox-static needed; tools/bench/pods)
+#   suite "pods": orch server with its agent (tools/bench/pods): memory (orch RSS,
+#                 whole-node PSS with containerd and shims) and CPU after 3 min with 10
+#                 probed pods, 30 pods at once to all Ready, and 30 pods one at a time
+#                 vs containerd's own create+start (root, containerd, runc,
+#                 busybox-static needed)
 #
 #   bench/run.sh [pods|api] [extra args]   first argument picks one suite
 #
@@ -22,6 +24,8 @@
 #                   during the largest create level: $BENCH_OUT/orch-cpu.pprof and
 #                   orch-cpu-top.txt (flat) / orch-cpu-cum.txt (cumulative)
 #   BENCH_PERF=1    the same with `perf record -g` instead: $BENCH_OUT/orch-perf.txt
+#   BENCH_RUNS=3    run the pods suite that many times (pods-<i>.md/.json) and write
+#                   each figure's median to pods-summary.md (`podbench summarize`)
 # Extra arguments go to `bench run` (e.g. --duration 5s --idle 10s --levels 1,16),
 # or to `podbench` when the pods suite runs alone (e.g. --pods 10 --idle 10s).
 set -euo pipefail
@@ -164,13 +168,23 @@ run_pods() {
   mkdir -p "$work/bin" "$out/logs"
   log "building tools/bench/pods"
   (cd "$root/tools/bench/pods" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/podbench" .)
-  rm -f "$out"/logs/podbench-*.log
-  "$work/bin/podbench" --orch "$orch" --work-dir "$work/pods" --machine "$(machine)" \
-    --out-md "$out/pods.md" --out-json "$out/pods.json" --keep-logs "$out/logs" "$@" &
-  bench_pid=$!
-  wait "$bench_pid"
-  bench_pid=""
-  log "pod results: $out/pods.md (and pods.json, logs/podbench-*.log)"
+  rm -f "$out"/logs/podbench-*.log "$out"/pods*.md "$out"/pods*.json
+  local runs="${BENCH_RUNS:-1}" i jsons=()
+  for ((i = 1; i <= runs; i++)); do
+    local name=pods
+    ((runs > 1)) && name="pods-$i"
+    "$work/bin/podbench" --orch "$orch" --work-dir "$work/pods" --machine "$(machine)" \
+      --out-md "$out/$name.md" --out-json "$out/$name.json" --keep-logs "$out/logs" "$@" &
+    bench_pid=$!
+    wait "$bench_pid"
+    bench_pid=""
+    jsons+=("$out/$name.json")
+    log "pod results: $out/$name.md (and $name.json, logs/podbench-*.log)"
+  done
+  if ((runs > 1)); then
+    "$work/bin/podbench" summarize "${jsons[@]}" > "$out/pods-summary.md"
+    log "medians of the $runs runs: $out/pods-summary.md"
+  fi
 }
 
 api_args=() pods_args=()

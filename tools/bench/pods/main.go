@@ -32,6 +32,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if len(os.Args) > 1 && os.Args[1] == "summarize" {
+		if err := summarizeFiles(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	var f flags
 	fs := flag.NewFlagSet("podbench", flag.ContinueOnError)
 	fs.StringVar(&f.orch, "orch", "", "orch binary (required)")
