@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -50,7 +51,7 @@ type Config struct {
 	// the OOM score policy.
 	Allocatable    corev1.ResourceList
 	MemoryCapacity int64
-	Workers        int           // default 4
+	Workers        int           // pods synced at once (default 16; upstream: a goroutine per pod)
 	RelistPeriod   time.Duration // default 2s
 	// SyncPeriod is the periodic re-sync of every pod (refreshing
 	// configMap/secret volumes) and orphan collection; default 1m.
@@ -92,7 +93,7 @@ func New(cfg Config) (*Kubelet, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 4
+		cfg.Workers = 16
 	}
 	if cfg.RelistPeriod <= 0 {
 		cfg.RelistPeriod = 2 * time.Second
@@ -191,17 +192,30 @@ func (k *Kubelet) worker(ctx context.Context) {
 	}
 }
 
+// fullRelistEvery is how many relist periods may pass with only the quick
+// task-state check before the containers are listed anyway.
+const fullRelistEvery = 10
+
 // relistLoop is kubelet's generic PLEG: it lists the runtime's containers
-// and enqueues the pods whose containers changed state.
+// and enqueues the pods whose containers changed state. Each period first
+// compares the tasks' states with the last ones (one small call); the
+// containers, whose records carry their whole spec, are listed only when
+// a task appeared, went or changed state, and every fullRelistEvery periods.
 func (k *Kubelet) relistLoop(ctx context.Context) {
 	t := time.NewTicker(k.cfg.RelistPeriod)
 	defer t.Stop()
-	for {
+	var lastTasks map[string]runtime.State
+	for quiet := 0; ; quiet++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		tasks, err := k.cfg.Runtime.TaskStates(ctx)
+		if err == nil && lastTasks != nil && maps.Equal(tasks, lastTasks) && quiet < fullRelistEvery {
+			continue
+		}
+		lastTasks, quiet = tasks, 0
 		list, err := k.cfg.Runtime.ListContainers(ctx, "")
 		if err != nil {
 			k.log.Debug("relist failed", zap.Error(err))

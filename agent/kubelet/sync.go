@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/orch/orch/agent/network"
@@ -146,15 +149,40 @@ func (k *Kubelet) report(ctx context.Context, pod *corev1.Pod, st *podState, wai
 	return k.writeStatus(ctx, pod, status)
 }
 
+// writeStatus patches the pod's status from what the cache holds to
+// status, as kubelet's status manager does: a strategic merge patch of
+// the status subresource with the pod's UID as precondition and no
+// resourceVersion, so a cache a write behind does not turn every status
+// change of a starting pod into a conflict and a retry after backoff.
 func (k *Kubelet) writeStatus(ctx context.Context, pod *corev1.Pod, status corev1.PodStatus) error {
 	if equality.Semantic.DeepEqual(pod.Status, status) {
 		return nil
 	}
-	pod.Status = status
-	if _, err := k.cfg.Client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+	patch, err := statusPatch(pod.UID, pod.Status, status)
+	if err != nil {
+		return fmt.Errorf("status patch of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if _, err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("updating status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	pod.Status = status
 	return nil
+}
+
+// statusPatch is upstream's preparePatchBytesForPodStatus: the two-way
+// strategic merge patch from old to new, carrying metadata.uid so that it
+// cannot land on another pod of the same name.
+func statusPatch(uid types.UID, from, to corev1.PodStatus) ([]byte, error) {
+	oldData, err := json.Marshal(corev1.Pod{Status: from})
+	if err != nil {
+		return nil, err
+	}
+	newData, err := json.Marshal(corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: to})
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.CreateTwoWayMergePatch(oldData, newData, corev1.Pod{})
 }
 
 // failPod makes the pod Failed with reason and message (admission,
