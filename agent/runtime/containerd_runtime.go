@@ -15,7 +15,6 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"go.uber.org/zap"
 )
 
@@ -50,9 +49,9 @@ type Containerd struct {
 
 	mu  sync.Mutex
 	ios map[string]*ctrIO // container ID → the agent's end of its stdio
-	// procs caches each container's process spec for exec (probes run
-	// every few seconds; the spec never changes for a container ID).
-	procs map[string]*specs.Process
+	// execs caches each running container's task and process spec for
+	// exec (see execTarget).
+	execs map[string]execTarget
 }
 
 var _ Interface = (*Containerd)(nil)
@@ -79,7 +78,7 @@ func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts O
 		opts.LogMaxFiles = DefaultLogFiles
 	}
 	r := &Containerd{log: log.Named("runtime"), client: client, opts: opts, ios: map[string]*ctrIO{},
-		procs: map[string]*specs.Process{}}
+		execs: map[string]execTarget{}}
 	ctx = r.nsCtx(ctx)
 	if opts.Snapshotter == "" {
 		r.opts.Snapshotter = PickSnapshotter(ctx, client)

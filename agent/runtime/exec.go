@@ -25,18 +25,11 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 	if len(req.Cmd) == 0 {
 		return -1, errors.New("exec: empty command")
 	}
-	c, err := r.load(ctx, id)
+	target, err := r.execTarget(ctx, id)
 	if err != nil {
 		return -1, err
 	}
-	task, err := c.Task(ctx, nil)
-	if err != nil {
-		return -1, fmt.Errorf("exec in %s: container not running: %w", id, err)
-	}
-	pspec, err := r.processSpec(ctx, c)
-	if err != nil {
-		return -1, fmt.Errorf("exec in %s: spec: %w", id, err)
-	}
+	task, pspec := target.task, *target.proc
 	pspec.Args = req.Cmd
 	pspec.Terminal = req.TTY
 	pspec.ConsoleSize = nil
@@ -62,6 +55,7 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 	bg := context.WithoutCancel(ctx)
 	proc, err := task.Exec(bg, execID, &pspec, cio.NewCreator(ioOpts...))
 	if err != nil {
+		r.dropExecTarget(id) // the task may be gone: look it up again next time
 		return -1, fmt.Errorf("exec in %s: %w", id, err)
 	}
 	defer func() { _, _ = proc.Delete(bg, containerd.WithProcessKill) }()
@@ -75,29 +69,52 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 // firstSizeWait bounds how long a TTY exec waits for the client's first
 // terminal size (client-go sends it right after the streams open) so that
 // the process starts with the right size.
-// processSpec returns a copy of the container's process spec, read from
-// containerd (a round trip and the whole OCI spec decoded) once per
-// container.
-func (r *Containerd) processSpec(ctx context.Context, c containerd.Container) (specs.Process, error) {
+// execTarget is what an exec needs of a running container: its task and
+// its process spec.
+type execTarget struct {
+	task containerd.Task
+	proc *specs.Process
+}
+
+// execTarget returns the container's task and process spec, read from
+// containerd (the container record with its whole OCI spec, then the task
+// from its shim) on the first exec only: probes exec every few seconds, a
+// container ID's spec never changes and its task lives as long as it runs.
+func (r *Containerd) execTarget(ctx context.Context, id string) (execTarget, error) {
 	r.mu.Lock()
-	p, ok := r.procs[c.ID()]
+	t, ok := r.execs[id]
 	r.mu.Unlock()
-	if !ok {
-		spec, err := c.Spec(ctx)
-		if err != nil {
-			return specs.Process{}, err
-		}
-		if spec.Process == nil {
-			return specs.Process{}, errors.New("no process in the spec")
-		}
-		p = spec.Process
-		r.mu.Lock()
-		if r.procs != nil {
-			r.procs[c.ID()] = p
-		}
-		r.mu.Unlock()
+	if ok {
+		return t, nil
 	}
-	return *p, nil
+	c, err := r.load(ctx, id)
+	if err != nil {
+		return execTarget{}, err
+	}
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return execTarget{}, fmt.Errorf("exec in %s: container not running: %w", id, err)
+	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		return execTarget{}, fmt.Errorf("exec in %s: spec: %w", id, err)
+	}
+	if spec.Process == nil {
+		return execTarget{}, fmt.Errorf("exec in %s: no process in the spec", id)
+	}
+	t = execTarget{task: task, proc: spec.Process}
+	r.mu.Lock()
+	if r.execs != nil {
+		r.execs[id] = t
+	}
+	r.mu.Unlock()
+	return t, nil
+}
+
+func (r *Containerd) dropExecTarget(id string) {
+	r.mu.Lock()
+	delete(r.execs, id)
+	r.mu.Unlock()
 }
 
 const firstSizeWait = 500 * time.Millisecond

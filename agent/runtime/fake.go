@@ -155,6 +155,17 @@ func (f *Fake) ListContainers(_ context.Context, podUID string) ([]ContainerStat
 	return out, nil
 }
 
+// TaskStates reports every container's state (the fake has no tasks apart).
+func (f *Fake) TaskStates(context.Context) (map[string]State, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]State, len(f.containers))
+	for id, c := range f.containers {
+		out[id] = c.status.State
+	}
+	return out, nil
+}
+
 // Exec answers with ExecFunc, or exit code 0; the container must run.
 func (f *Fake) Exec(_ context.Context, id string, req ExecRequest) (int, error) {
 	f.mu.Lock()

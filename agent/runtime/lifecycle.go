@@ -96,7 +96,7 @@ func (r *Containerd) forget(id string) {
 	r.mu.Lock()
 	x, ok := r.ios[id]
 	delete(r.ios, id)
-	delete(r.procs, id)
+	delete(r.execs, id)
 	r.mu.Unlock()
 	if ok {
 		x.stop()

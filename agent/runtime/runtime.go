@@ -23,6 +23,10 @@ type Interface interface {
 	ContainerStatus(ctx context.Context, id string) (ContainerStatus, error)
 	// ListContainers lists the containers of one pod, or all when podUID is "".
 	ListContainers(ctx context.Context, podUID string) ([]ContainerStatus, error)
+	// TaskStates is the state of every container that has a task, from one
+	// cheap call: the relist compares it with the last one and lists the
+	// containers (records, labels) only when something changed.
+	TaskStates(ctx context.Context) (map[string]State, error)
 	Exec(ctx context.Context, id string, req ExecRequest) (exitCode int, err error)
 	// Attach connects to the running container's stdio (see AttachRequest)
 	// and returns when its output ends, the client detaches or ctx ends.

@@ -177,6 +177,28 @@ func (r *Containerd) taskStates(ctx context.Context) (map[string]taskState, erro
 	return out, nil
 }
 
+// TaskStates implements Interface with one ListTasks call.
+func (r *Containerd) TaskStates(ctx context.Context) (map[string]State, error) {
+	tasks, err := r.taskStates(r.nsCtx(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]State, len(tasks))
+	for id, t := range tasks {
+		switch t.status {
+		case containerd.Running, containerd.Paused, containerd.Pausing:
+			out[id] = StateRunning
+		case containerd.Created:
+			out[id] = StateCreated
+		case containerd.Stopped:
+			out[id] = StateExited
+		default:
+			out[id] = StateUnknown
+		}
+	}
+	return out, nil
+}
+
 // processStatus maps the API's task status to the client's, as
 // containerd's client does.
 func processStatus(s tasktypes.Status) containerd.ProcessStatus {
