@@ -146,7 +146,11 @@ func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) 
 func startedTypes(f informers.SharedInformerFactory) map[reflect.Type]bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // report at once, without waiting for the caches
-	return f.WaitForCacheSyncWithContext(ctx).Synced
+	out := map[reflect.Type]bool{}
+	for typ := range f.WaitForCacheSyncWithContext(ctx).Synced { // synced or not: started
+		out[typ] = true
+	}
+	return out
 }
 
 // typeOf is the Go type of gvk's typed object (nil when not built in).
