@@ -12,10 +12,6 @@ import (
 // with orch's runtime memory defaults and settles after start-up (see
 // internal/memtune; ORCH_MEMTUNE=off disables it).
 func withMemtune(ctx context.Context, cmd *ucli.Command) *ucli.Command {
-	opts := memtune.Options{}
-	if cmd.Name == "agent" {
-		opts.GCPercent = memtune.AgentGCPercent
-	}
 	action := cmd.Action
 	cmd.Action = func(c *ucli.Context) error {
 		log, closeLog, err := openLogger(c)
@@ -23,8 +19,18 @@ func withMemtune(ctx context.Context, cmd *ucli.Command) *ucli.Command {
 			return err
 		}
 		defer closeLog()
-		memtune.Start(ctx, log, opts)
+		memtune.Start(ctx, log, memtuneOptions(cmd.Name, c.Bool("disable-agent")))
 		return action(c)
 	}
 	return cmd
+}
+
+// memtuneOptions: the agent's GC percent for `orch agent` and for an `orch
+// server` that runs its own agent (the single board of a one-node
+// cluster); a server without one keeps Go's default, for API throughput.
+func memtuneOptions(command string, agentDisabled bool) memtune.Options {
+	if command == "agent" || command == "server" && !agentDisabled {
+		return memtune.Options{GCPercent: memtune.AgentGCPercent}
+	}
+	return memtune.Options{}
 }

@@ -13,10 +13,11 @@ import (
 // DefaultSettleAfter is how long after start Settle runs.
 const DefaultSettleAfter = 30 * time.Second
 
-// AgentGCPercent is the GC percent of `orch agent` unless GOGC is set: the
-// heap may grow to 1.5x the live heap before a collection instead of Go's
-// 2x. The agent's live heap is ~5 MiB and it allocates little when idle, so
-// this costs a few milliseconds of GC every few seconds and saves ~2 MiB.
+// AgentGCPercent is the GC percent of `orch agent`, and of `orch server`
+// running its own agent, unless GOGC is set: the heap may grow to 1.5x the
+// live heap before a collection instead of Go's 2x. A node allocates little
+// when idle, so this costs a few milliseconds of GC every few seconds; it
+// saves ~2 MiB in an agent and several in a server with its agent.
 const AgentGCPercent = 50
 
 // Options say what to tune. GCPercent 0 keeps Go's default (100); GOGC in the
