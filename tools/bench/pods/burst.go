@@ -12,7 +12,11 @@ import (
 	"sync"
 	"time"
 
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"go.uber.org/zap"
+
+	orchrt "github.com/orch/orch/agent/runtime"
 )
 
 // burstResult is one burst: Pods created at once, the time from the first
@@ -42,8 +46,32 @@ func (e *env) burstPhase(ctx context.Context, log *zap.Logger, f *flags, res *re
 		if err := deletePods(ctx, e.cs, "burst="+strconv.Itoa(n), 3*time.Minute); err != nil {
 			return err
 		}
+		if err := e.waitContainersGone(ctx, "burst"); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// waitContainersGone waits until the agent has removed the containers of
+// every pod whose name starts with prefix: the API objects go first, the
+// agent tears the sandboxes down after, and the next phase should time a
+// node at rest.
+func (e *env) waitContainersGone(ctx context.Context, prefix string) error {
+	client, err := containerd.New(e.containerdSock())
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	nctx := namespaces.WithNamespace(ctx, e.ns)
+	filter := fmt.Sprintf(`labels.%q~=%q`, orchrt.LabelPodName, "^"+prefix)
+	return waitFor(ctx, 3*time.Minute, "the agent to remove the "+prefix+" pods' containers", func() (bool, error) {
+		cs, err := client.Containers(nctx, filter)
+		if err != nil {
+			return false, err
+		}
+		return len(cs) == 0, fmt.Errorf("%d containers left", len(cs))
+	})
 }
 
 func (e *env) burst(ctx context.Context, n int, timeout time.Duration) (time.Duration, error) {

@@ -45,7 +45,16 @@ func (e *env) bringUp(ctx context.Context, log *zap.Logger, bin string, shareBin
 	if err := testimages.WriteBusyboxImage(filepath.Join(e.imageDir(), "busybox.tar"), testimages.BusyboxPath, podImage); err != nil {
 		return fmt.Errorf("build busybox image: %w", err)
 	}
-	if err := e.startServer(bin); err != nil {
+	// The server runs from its own copy, written back to disk like an
+	// installed binary: pages of a file written moments ago are still
+	// dirty, and the kernel neither pages those out nor drops them, so
+	// memtune's settle would leave them resident (and the RSS would depend
+	// on how recently the binary was built).
+	serverBin := filepath.Join(e.work, "orch-server")
+	if err := copyFile(bin, serverBin); err != nil {
+		return fmt.Errorf("copy the orch binary for the server: %w", err)
+	}
+	if err := e.startServer(serverBin); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, 2*time.Minute, "the server's kubeconfig and API", func() (bool, error) {
