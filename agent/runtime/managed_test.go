@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,5 +59,16 @@ func TestManagedRestartsDeadContainerd(t *testing.T) {
 		if _, err := d.client.Version(ctx); err == nil {
 			t.Error("containerd still answers after Stop")
 		}
+	}
+}
+
+func TestManagedEnvSetsGOGCUnlessGiven(t *testing.T) {
+	got := managedEnv([]string{"PATH=/bin"})
+	if !slices.Contains(got, "GOGC=25") || !slices.Contains(got, "OTEL_SDK_DISABLED=true") || !slices.Contains(got, "PATH=/bin") {
+		t.Errorf("default: %v", got)
+	}
+	got = managedEnv([]string{"GOGC=200"})
+	if slices.Contains(got, "GOGC=25") || !slices.Contains(got, "GOGC=200") {
+		t.Errorf("operator's GOGC: %v", got)
 	}
 }

@@ -62,10 +62,13 @@ func (e *env) shims() []int {
 	return out
 }
 
-// procCPU is CPU seconds used by the server and the agent.
-type procCPU struct{ Server, Agent float64 }
+// procCPU is CPU seconds used by the server and the agent, and by the
+// node's containerd and its shims.
+type procCPU struct{ Server, Agent, Containerd, Shims float64 }
 
-func (c procCPU) sub(o procCPU) procCPU { return procCPU{c.Server - o.Server, c.Agent - o.Agent} }
+func (c procCPU) sub(o procCPU) procCPU {
+	return procCPU{c.Server - o.Server, c.Agent - o.Agent, c.Containerd - o.Containerd, c.Shims - o.Shims}
+}
 
 func (e *env) cpu() procCPU {
 	var c procCPU
@@ -74,6 +77,14 @@ func (e *env) cpu() procCPU {
 	}
 	if e.agent != nil {
 		c.Agent = cpuSeconds(e.agent.pid())
+	}
+	if n := e.nodeProc(); n != nil {
+		for _, pid := range childrenNamed(n.pid(), "containerd") {
+			c.Containerd += cpuSeconds(pid)
+		}
+	}
+	for _, pid := range e.shims() {
+		c.Shims += cpuSeconds(pid)
 	}
 	return c
 }

@@ -108,5 +108,14 @@ func (r *results) steadyMarkdown(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "- whole node (orch + its containerd + %d shims): **PSS %.1f MiB** (containerd %.1f, shims %.1f = %.1f each), RSS sum %.1f MiB\n",
 		m.ShimCount, mib(m.Node.PSS), mib(m.Containerd.PSS), mib(m.Shims.PSS), perShim, mib(m.Node.RSS))
-	fmt.Fprintf(b, "- orch CPU over the idle's last %s: **%.2f %% of a core**\n", r.IdleCPUWindow.Round(time.Second), cpu)
+	fmt.Fprintf(b, "- orch CPU over the idle's last %s: **%.2f %% of a core**; containerd %.2f %%, shims %.2f %%\n",
+		r.IdleCPUWindow.Round(time.Second), cpu, r.pctOfCore(r.IdleCPU.Containerd), r.pctOfCore(r.IdleCPU.Shims))
+}
+
+// pctOfCore is CPU seconds over the idle's CPU window as % of one core.
+func (r *results) pctOfCore(sec float64) float64 {
+	if r.IdleCPUWindow <= 0 {
+		return 0
+	}
+	return 100 * sec / r.IdleCPUWindow.Seconds()
 }

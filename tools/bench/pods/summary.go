@@ -11,19 +11,19 @@ import (
 
 // runRow is one run's figures for the issue-14 table.
 type runRow struct {
-	OrchRSS, NodePSS, ContainerdPSS, ShimsPSS, CPU float64 // MiB, MiB, MiB, MiB, % of a core
-	Bursts                                         map[int]time.Duration
-	P50Ratio, P99Ratio                             float64
-	OrchP50, OrchP99, BaseP50, BaseP99             time.Duration
+	OrchRSS, NodePSS, ContainerdPSS, ShimsPSS float64 // MiB
+	CPU, RuntimeCPU                           float64 // % of a core: orch; containerd and its shims
+	Bursts                                    map[int]time.Duration
+	P50Ratio, P99Ratio                        float64
+	OrchP50, OrchP99, BaseP50, BaseP99        time.Duration
 }
 
 func rowOf(r *results) runRow {
 	m := r.MemIdle
 	row := runRow{OrchRSS: mib(m.ServerAgent.RSS), NodePSS: mib(m.Node.PSS), ContainerdPSS: mib(m.Containerd.PSS),
 		ShimsPSS: mib(m.Shims.PSS), Bursts: map[int]time.Duration{}}
-	if r.IdleCPUWindow > 0 {
-		row.CPU = 100 * (r.IdleCPU.Server + r.IdleCPU.Agent) / r.IdleCPUWindow.Seconds()
-	}
+	row.CPU = r.pctOfCore(r.IdleCPU.Server + r.IdleCPU.Agent)
+	row.RuntimeCPU = r.pctOfCore(r.IdleCPU.Containerd + r.IdleCPU.Shims)
 	for _, b := range r.Bursts {
 		row.Bursts[b.Pods] = b.AllReady
 	}
@@ -83,6 +83,7 @@ func summaryMarkdown(rows []runRow) string {
 	line("  of which containerd PSS", func(r runRow) float64 { return r.ContainerdPSS }, "%.1f")
 	line("  of which shims PSS", func(r runRow) float64 { return r.ShimsPSS }, "%.1f")
 	line("orch CPU (% of a core)", func(r runRow) float64 { return r.CPU }, "%.2f")
+	line("  containerd + shims CPU (% of a core)", func(r runRow) float64 { return r.RuntimeCPU }, "%.2f")
 	for _, n := range burstSizes(rows) {
 		line(fmt.Sprintf("%d pods at once → all Ready (s)", n), func(r runRow) float64 { return r.Bursts[n].Seconds() }, "%.2f")
 	}
