@@ -66,9 +66,6 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 	return r.runExec(ctx, bg, proc, stdin, req.Stdin != nil, resize)
 }
 
-// firstSizeWait bounds how long a TTY exec waits for the client's first
-// terminal size (client-go sends it right after the streams open) so that
-// the process starts with the right size.
 // execTarget is what an exec needs of a running container: its task and
 // its process spec.
 type execTarget struct {
@@ -117,6 +114,9 @@ func (r *Containerd) dropExecTarget(id string) {
 	r.mu.Unlock()
 }
 
+// firstSizeWait bounds how long a TTY exec waits for the client's first
+// terminal size (client-go sends it right after the streams open) so that
+// the process starts with the right size.
 const firstSizeWait = 500 * time.Millisecond
 
 func firstSize(ctx context.Context, ch <-chan TerminalSize) (TerminalSize, bool) {

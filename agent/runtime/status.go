@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	apievents "github.com/containerd/containerd/api/events"
@@ -202,20 +203,7 @@ func (r *Containerd) TaskStates(ctx context.Context) (map[string]State, error) {
 // processStatus maps the API's task status to the client's, as
 // containerd's client does.
 func processStatus(s tasktypes.Status) containerd.ProcessStatus {
-	switch s {
-	case tasktypes.Status_CREATED:
-		return containerd.Created
-	case tasktypes.Status_RUNNING:
-		return containerd.Running
-	case tasktypes.Status_STOPPED:
-		return containerd.Stopped
-	case tasktypes.Status_PAUSED:
-		return containerd.Paused
-	case tasktypes.Status_PAUSING:
-		return containerd.Pausing
-	default:
-		return containerd.Unknown
-	}
+	return containerd.ProcessStatus(strings.ToLower(s.String()))
 }
 
 // watchOOM marks containers whose cgroup hit an OOM kill (the /tasks/oom

@@ -2,8 +2,9 @@
 //
 // Two things, both called once from the command line (internal/cli):
 //
-//   - Runtime defaults: a lower GC percent for the agent (AgentGCPercent),
-//     unless the operator set GOGC in the environment, which always wins.
+//   - Runtime defaults: a lower GC percent for the agent and for a server
+//     that runs its own agent (AgentGCPercent), unless the operator set
+//     GOGC in the environment, which always wins.
 //   - Settle, once start-up is over: a full GC that returns free heap pages to
 //     the kernel (debug.FreeOSMemory), and MADV_PAGEOUT of the binary's
 //     read-only mappings (code, read-only data, the pclntab). Go runs every
@@ -17,6 +18,9 @@
 //     does not read ahead megabytes). Pages shared with another process are
 //     left alone by the kernel. Contents cannot change: the mappings are
 //     read-only views of the executable's inode.
+//
+// ReleaseProcess does the page-out for another process (process_madvise):
+// the agent calls it for the containerd it runs, which cannot do it itself.
 //
 // ORCH_MEMTUNE=off turns all of it off; ORCH_MEMTUNE_SETTLE=<duration> moves
 // the settle point (default 30s after start, "0" settles immediately).
