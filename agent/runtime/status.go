@@ -78,23 +78,30 @@ func (r *Containerd) statusOf(ctx context.Context, c containerd.Container, ts ta
 		}
 		return st, nil
 	}
-	st.Pid = ts.pid
-	switch ts.status {
-	case containerd.Running, containerd.Paused, containerd.Pausing:
-		st.State = StateRunning
-	case containerd.Created:
-		st.State = StateCreated
-	case containerd.Stopped:
+	st.Pid, st.State = ts.pid, stateOf(ts.status)
+	if st.State == StateExited {
 		r.waitOutput(ctx, c.ID())
-		st.State, st.ExitCode, st.FinishedAt = StateExited, int(ts.exitCode), ts.exitedAt
+		st.ExitCode, st.FinishedAt = int(ts.exitCode), ts.exitedAt
 		st.Pid = 0
 		if !st.OOMKilled && st.ExitCode == 137 {
 			st.OOMKilled = cgroupOOMKilled(ctx, c)
 		}
-	default:
-		st.State = StateUnknown
 	}
 	return st, nil
+}
+
+// stateOf is the container state of a task status.
+func stateOf(s containerd.ProcessStatus) State {
+	switch s {
+	case containerd.Running, containerd.Paused, containerd.Pausing:
+		return StateRunning
+	case containerd.Created:
+		return StateCreated
+	case containerd.Stopped:
+		return StateExited
+	default:
+		return StateUnknown
+	}
 }
 
 // outputDrainWait bounds how long a stopped container's status waits for
@@ -134,9 +141,14 @@ func (r *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	tasks, err := r.taskStates(ctx)
-	if err != nil {
-		return nil, err
+	// All pods (the relist): every task's state from one call. One pod:
+	// its containers' tasks one by one, rather than every task of the node
+	// (containerd asks each task's shim for a list).
+	var tasks map[string]taskState
+	if podUID == "" {
+		if tasks, err = r.taskStates(ctx); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]ContainerStatus, 0, len(cs))
 	for _, c := range cs {
@@ -144,8 +156,8 @@ func (r *Containerd) ListContainers(ctx context.Context, podUID string) ([]Conta
 		if ts, ok := tasks[c.ID()]; ok {
 			st, err = r.statusOf(ctx, c, ts)
 		} else {
-			// No task, or containerd could not read its state (it leaves
-			// such tasks out of the list): ask for this one.
+			// One pod's container, no task, or one containerd could not
+			// read the state of (it leaves those out of the list).
 			st, err = r.status(ctx, c)
 		}
 		if errdefs.IsNotFound(err) {
@@ -186,16 +198,7 @@ func (r *Containerd) TaskStates(ctx context.Context) (map[string]State, error) {
 	}
 	out := make(map[string]State, len(tasks))
 	for id, t := range tasks {
-		switch t.status {
-		case containerd.Running, containerd.Paused, containerd.Pausing:
-			out[id] = StateRunning
-		case containerd.Created:
-			out[id] = StateCreated
-		case containerd.Stopped:
-			out[id] = StateExited
-		default:
-			out[id] = StateUnknown
-		}
+		out[id] = stateOf(t.status)
 	}
 	return out, nil
 }
