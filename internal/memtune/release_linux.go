@@ -5,7 +5,6 @@ package memtune
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -63,17 +62,9 @@ func readOnlyOf(maps []mapping, path string) []mapping {
 // read-only mappings, then drops the executable's page-cache pages that no
 // process maps (POSIX_FADV_DONTNEED), and returns how many bytes it advised.
 func releaseBinary() (int64, error) {
-	exe, err := os.Readlink("/proc/self/exe")
+	ms, err := exeMappings("self")
 	if err != nil {
-		return 0, fmt.Errorf("find executable: %w", err)
-	}
-	data, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return 0, fmt.Errorf("read mappings: %w", err)
-	}
-	ms := readOnlyOf(parseMaps(data), exe)
-	if len(ms) == 0 {
-		return 0, errors.New("no read-only mapping of the executable")
+		return 0, err
 	}
 	var n int64
 	for _, m := range ms {
@@ -116,18 +107,10 @@ func dropCache(path string) error {
 // containerd); MADV_RANDOM cannot be set from outside, so its faults still
 // read ahead. It returns how many bytes it advised.
 func ReleaseProcess(pid int) (int64, error) {
-	exe := fmt.Sprintf("/proc/%d/exe", pid)
-	path, err := os.Readlink(exe)
+	proc := strconv.Itoa(pid)
+	ms, err := exeMappings(proc)
 	if err != nil {
-		return 0, fmt.Errorf("find executable of %d: %w", pid, err)
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return 0, fmt.Errorf("read mappings of %d: %w", pid, err)
-	}
-	ms := readOnlyOf(parseMaps(data), path)
-	if len(ms) == 0 {
-		return 0, fmt.Errorf("no read-only mapping of %s in %d", path, pid)
+		return 0, err
 	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -148,7 +131,25 @@ func ReleaseProcess(pid int) (int64, error) {
 		return 0, fmt.Errorf("process_madvise %d: %w", pid, e)
 	}
 	time.Sleep(time.Second) // as in releaseBinary: let the LRU batches drain
-	return n, dropCache(exe)
+	return n, dropCache("/proc/" + proc + "/exe")
+}
+
+// exeMappings returns the read-only mappings of the executable of
+// /proc/<proc> ("self" or a pid).
+func exeMappings(proc string) ([]mapping, error) {
+	exe, err := os.Readlink("/proc/" + proc + "/exe")
+	if err != nil {
+		return nil, fmt.Errorf("find executable of %s: %w", proc, err)
+	}
+	data, err := os.ReadFile("/proc/" + proc + "/maps")
+	if err != nil {
+		return nil, fmt.Errorf("read mappings of %s: %w", proc, err)
+	}
+	ms := readOnlyOf(parseMaps(data), exe)
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no read-only mapping of %s in %s", exe, proc)
+	}
+	return ms, nil
 }
 
 func madvise(m mapping, advice int) error {
