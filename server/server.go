@@ -160,7 +160,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 // loadIdentity loads or creates the cluster CA, certificates and join token.
 func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bundle, string, error) {
 	bundle, err := pki.LoadOrCreate(filepath.Join(dir, "tls"), pki.Options{
-		AdvertiseAddress: p.Advertise.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
+		AdvertiseAddress: p.Advertise.String(), BindAddress: p.Bind.String(), TLSSANs: cfg.TLSSANs, ClusterDomain: cfg.ClusterDomain,
 		ServiceCIDR: cfg.ServiceCIDR, Logger: log.Named("pki"), LeafValidity: cfg.LeafValidity,
 	})
 	if err != nil {

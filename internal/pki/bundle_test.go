@@ -150,6 +150,38 @@ func TestWantedSANs(t *testing.T) {
 	}
 }
 
+// TestWantedSANsBoundAddress: a server bound to one address is reached on
+// it alone, so the interface addresses stay out of its certificates.
+func TestWantedSANsBoundAddress(t *testing.T) {
+	for _, tt := range []struct {
+		bind      string
+		want, not []string
+	}{
+		{bind: "198.51.100.4", want: []string{"198.51.100.4", "127.0.0.1", "10.43.0.1"}, not: []string{"192.0.2.10", "2001:db8::7"}},
+		{bind: "0.0.0.0", want: []string{"192.0.2.10", "2001:db8::7"}},
+		{bind: "::", want: []string{"192.0.2.10", "2001:db8::7"}},
+		{bind: "", want: []string{"192.0.2.10", "2001:db8::7"}},
+	} {
+		o := testOpts(t)
+		o.BindAddress = tt.bind
+		got, err := WantedSANs(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ips := ipStrings(got.IPs)
+		for _, ip := range tt.want {
+			if !slices.Contains(ips, ip) {
+				t.Errorf("bind %q: IP SAN %s missing from %v", tt.bind, ip, ips)
+			}
+		}
+		for _, ip := range tt.not {
+			if slices.Contains(ips, ip) {
+				t.Errorf("bind %q: interface address %s in %v", tt.bind, ip, ips)
+			}
+		}
+	}
+}
+
 func TestFirstServiceIP(t *testing.T) {
 	tests := []struct{ cidr, want string }{
 		{"", "10.43.0.1"}, {"10.43.0.0/16", "10.43.0.1"}, {"10.96.5.7/12", "10.96.0.1"}, {"fd00:43::/112", "fd00:43::1"},

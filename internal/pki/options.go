@@ -14,6 +14,12 @@ type Options struct {
 	// AdvertiseAddress is the address other hosts use to reach this server
 	// (an IP or a DNS name); empty means none.
 	AdvertiseAddress string
+	// BindAddress is the address the API and peer listeners bind to; when
+	// it is a specific IP (not empty, 0.0.0.0 or ::) the certificates carry
+	// it instead of every interface address, since no other address
+	// reaches the listeners — and interfaces coming and going on the host
+	// then do not re-issue them.
+	BindAddress string
 	// TLSSANs are extra names (IPs or DNS names), like k3s --tls-san.
 	TLSSANs []string
 	// ClusterDomain is the cluster DNS domain; empty means cluster.local.

@@ -122,6 +122,10 @@ func WantedSANs(opts Options) (SANs, error) {
 		return SANs{}, err
 	}
 	b.addIP(svcIP)
+	if bind, err := netip.ParseAddr(opts.BindAddress); err == nil && !bind.IsUnspecified() {
+		b.addIP(bind)
+		return b.build(), nil
+	}
 	hostIPs, err := opts.hostIPs()
 	if err != nil {
 		return SANs{}, err
