@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/orch/orch/internal/cachetrim"
+	"github.com/orch/orch/internal/handlermux"
 )
 
 // Context is shared by the controllers of one leadership term.
@@ -25,7 +26,9 @@ type Context struct {
 	// Client writes through the API (validation, admission).
 	Client kubernetes.Interface
 	// Informers is the shared cache; controllers register what they need
-	// in New, the server starts it once every controller is built.
+	// in New, the server starts it once every controller is built. The
+	// handlers registered before the start share one listener per
+	// informer (internal/handlermux): they must only queue work.
 	Informers informers.SharedInformerFactory
 	// Logger is the server's; each controller names its own.
 	Logger *zap.Logger
@@ -71,7 +74,8 @@ func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Context{Client: client, Informers: informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), Logger: log, Options: opts}
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
+	return &Context{Client: client, Informers: handlermux.Wrap(f, "", nil), Logger: log, Options: opts}
 }
 
 // Recorder returns an event recorder for component (the event's source).

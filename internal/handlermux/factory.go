@@ -1,0 +1,136 @@
+package handlermux
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/informers/admissionregistration"
+	"k8s.io/client-go/informers/apiserverinternal"
+	"k8s.io/client-go/informers/apps"
+	"k8s.io/client-go/informers/autoscaling"
+	"k8s.io/client-go/informers/batch"
+	"k8s.io/client-go/informers/certificates"
+	"k8s.io/client-go/informers/coordination"
+	"k8s.io/client-go/informers/core"
+	"k8s.io/client-go/informers/discovery"
+	"k8s.io/client-go/informers/events"
+	"k8s.io/client-go/informers/extensions"
+	"k8s.io/client-go/informers/flowcontrol"
+	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/informers/lifecycle"
+	"k8s.io/client-go/informers/networking"
+	"k8s.io/client-go/informers/node"
+	"k8s.io/client-go/informers/policy"
+	"k8s.io/client-go/informers/rbac"
+	"k8s.io/client-go/informers/resource"
+	"k8s.io/client-go/informers/scheduling"
+	"k8s.io/client-go/informers/storage"
+	"k8s.io/client-go/informers/storagemigration"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Factory is a shared informer factory whose informers are muxed. Every
+// accessor goes through it: the typed ones (Core().V1().Pods() ...), which
+// call back InformerFor, and ForResource.
+type Factory struct {
+	informers.SharedInformerFactory
+	namespace string
+	tweak     internalinterfaces.TweakListOptionsFunc
+
+	mu sync.Mutex
+	// wrapped is keyed by the informer's indexer: client-go's typed
+	// accessors and ForResource hand out a new typed wrapper of the one
+	// shared informer at every call, and the indexer is what they share.
+	wrapped map[cache.Indexer]*Informer
+}
+
+// Wrap muxes the informers of f, which was made with namespace and tweak
+// (the typed accessors build their informers with them).
+func Wrap(f informers.SharedInformerFactory, namespace string, tweak internalinterfaces.TweakListOptionsFunc) *Factory {
+	return &Factory{SharedInformerFactory: f, namespace: namespace, tweak: tweak, wrapped: map[cache.Indexer]*Informer{}}
+}
+
+// InformerFor returns the muxed shared informer of obj's type.
+func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	return f.wrap(f.SharedInformerFactory.InformerFor(obj, newFunc))
+}
+
+// ForResource returns the muxed generic informer of gvr.
+func (f *Factory) ForResource(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+	g, err := f.SharedInformerFactory.ForResource(gvr)
+	if err != nil {
+		return nil, err
+	}
+	return genericInformer{GenericInformer: g, inf: f.wrap(g.Informer())}, nil
+}
+
+// Handlers is how many handlers share a listener, over all informers.
+func (f *Factory) Handlers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, m := range f.wrapped {
+		n += m.Handlers()
+	}
+	return n
+}
+
+func (f *Factory) wrap(inf cache.SharedIndexInformer) *Informer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := inf.GetIndexer()
+	m, ok := f.wrapped[key]
+	if !ok {
+		m = NewInformer(inf)
+		f.wrapped[key] = m
+	}
+	return m
+}
+
+type genericInformer struct {
+	informers.GenericInformer
+	inf cache.SharedIndexInformer
+}
+
+func (g genericInformer) Informer() cache.SharedIndexInformer { return g.inf }
+
+// The group accessors hand the groups this factory, so that their
+// informers come from InformerFor above.
+
+func (f *Factory) Admissionregistration() admissionregistration.Interface {
+	return admissionregistration.New(f, f.namespace, f.tweak)
+}
+func (f *Factory) Internal() apiserverinternal.Interface {
+	return apiserverinternal.New(f, f.namespace, f.tweak)
+}
+func (f *Factory) Apps() apps.Interface { return apps.New(f, f.namespace, f.tweak) }
+func (f *Factory) Autoscaling() autoscaling.Interface {
+	return autoscaling.New(f, f.namespace, f.tweak)
+}
+func (f *Factory) Batch() batch.Interface { return batch.New(f, f.namespace, f.tweak) }
+func (f *Factory) Certificates() certificates.Interface {
+	return certificates.New(f, f.namespace, f.tweak)
+}
+func (f *Factory) Coordination() coordination.Interface {
+	return coordination.New(f, f.namespace, f.tweak)
+}
+func (f *Factory) Core() core.Interface             { return core.New(f, f.namespace, f.tweak) }
+func (f *Factory) Discovery() discovery.Interface   { return discovery.New(f, f.namespace, f.tweak) }
+func (f *Factory) Events() events.Interface         { return events.New(f, f.namespace, f.tweak) }
+func (f *Factory) Extensions() extensions.Interface { return extensions.New(f, f.namespace, f.tweak) }
+func (f *Factory) Flowcontrol() flowcontrol.Interface {
+	return flowcontrol.New(f, f.namespace, f.tweak)
+}
+func (f *Factory) Lifecycle() lifecycle.Interface   { return lifecycle.New(f, f.namespace, f.tweak) }
+func (f *Factory) Networking() networking.Interface { return networking.New(f, f.namespace, f.tweak) }
+func (f *Factory) Node() node.Interface             { return node.New(f, f.namespace, f.tweak) }
+func (f *Factory) Policy() policy.Interface         { return policy.New(f, f.namespace, f.tweak) }
+func (f *Factory) Rbac() rbac.Interface             { return rbac.New(f, f.namespace, f.tweak) }
+func (f *Factory) Resource() resource.Interface     { return resource.New(f, f.namespace, f.tweak) }
+func (f *Factory) Scheduling() scheduling.Interface { return scheduling.New(f, f.namespace, f.tweak) }
+func (f *Factory) Storage() storage.Interface       { return storage.New(f, f.namespace, f.tweak) }
+func (f *Factory) Storagemigration() storagemigration.Interface {
+	return storagemigration.New(f, f.namespace, f.tweak)
+}

@@ -1,0 +1,138 @@
+package handlermux
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+)
+
+// recorder records the names a handler saw, per kind of event.
+type recorder struct {
+	mu                     sync.Mutex
+	adds, updates, deletes []string
+}
+
+func (r *recorder) OnAdd(obj any, _ bool) { r.rec(&r.adds, obj) }
+func (r *recorder) OnUpdate(_, obj any)   { r.rec(&r.updates, obj) }
+func (r *recorder) OnDelete(obj any)      { r.rec(&r.deletes, obj) }
+
+func (r *recorder) rec(to *[]string, obj any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*to = append(*to, obj.(*corev1.ConfigMap).Name)
+}
+
+func (r *recorder) counts() [3]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return [3]int{len(r.adds), len(r.updates), len(r.deletes)}
+}
+
+func waitCounts(t *testing.T, name string, r *recorder, want [3]int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.counts() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s saw (adds, updates, deletes) %v, want %v", name, r.counts(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func cm(name, v string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: map[string]string{"v": v}}
+}
+
+func TestEarlyHandlersShareLateOnesReplay(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset(cm("a", "1"), cm("b", "1"))
+	f := Wrap(informers.NewSharedInformerFactory(client, 0), "", nil)
+	inf := f.Core().V1().ConfigMaps().Informer()
+	g, err := f.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.wrapped) != 1 {
+		t.Fatalf("ForResource and the typed accessor made %d muxes of one informer", len(f.wrapped))
+	}
+	early1, early2, resync := &recorder{}, &recorder{}, &recorder{}
+	reg1, _ := inf.AddEventHandler(early1)
+	reg2, _ := g.Informer().AddEventHandler(early2)
+	if _, err := inf.AddEventHandlerWithResyncPeriod(resync, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Handlers(); n != 2 {
+		t.Fatalf("%d handlers share the listener, want the 2 early ones (not the resyncing one)", n)
+	}
+	f.StartWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), reg1.HasSynced, reg2.HasSynced) {
+		t.Fatal("registrations did not sync")
+	}
+	waitCounts(t, "early1", early1, [3]int{2, 0, 0})
+	waitCounts(t, "early2", early2, [3]int{2, 0, 0})
+	waitCounts(t, "resync", resync, [3]int{2, 0, 0})
+
+	late := &recorder{}
+	lateReg, _ := inf.AddEventHandler(late)
+	if f.Handlers() != 2 {
+		t.Fatal("a handler added after the first delivery joined the shared listener")
+	}
+	waitCounts(t, "late (replay)", late, [3]int{2, 0, 0})
+	if !cache.WaitForCacheSync(ctx.Done(), lateReg.HasSynced) {
+		t.Fatal("late registration did not sync")
+	}
+
+	cms := client.CoreV1().ConfigMaps("ns")
+	if _, err := cms.Update(ctx, cm("a", "2"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*recorder{"early1": early1, "early2": early2, "late": late} {
+		waitCounts(t, name, r, [3]int{2, 1, 0})
+	}
+	if err := inf.RemoveEventHandler(reg2); err != nil {
+		t.Fatal(err)
+	}
+	if err := inf.RemoveEventHandler(reg2); err == nil {
+		t.Error("removing a handler twice succeeded")
+	}
+	if err := cms.Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCounts(t, "early1", early1, [3]int{2, 1, 1})
+	waitCounts(t, "late", late, [3]int{2, 1, 1})
+	if got := early2.counts(); got != [3]int{2, 1, 0} {
+		t.Errorf("a removed handler saw %v", got)
+	}
+}
+
+// TestHandlerAddedAfterStartBeforeDelivery: an informer started with
+// nothing to deliver still shares its listener with a handler added later.
+func TestHandlerAddedAfterStartBeforeDelivery(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	f := Wrap(informers.NewSharedInformerFactory(client, 0), "", nil)
+	inf := f.Core().V1().ConfigMaps().Informer()
+	f.StartWithContext(ctx)
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	r := &recorder{}
+	reg, _ := inf.AddEventHandler(r)
+	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+		t.Fatal("registration did not sync")
+	}
+	if _, err := client.CoreV1().ConfigMaps("ns").Create(ctx, cm("a", "1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCounts(t, "handler", r, [3]int{1, 0, 0})
+	if f.Handlers() != 1 {
+		t.Errorf("%d shared handlers, want 1", f.Handlers())
+	}
+}
