@@ -33,7 +33,7 @@ type burstResult struct {
 // are gone before the next level.
 func (e *env) burstPhase(ctx context.Context, log *zap.Logger, f *flags, res *results) error {
 	for _, n := range f.bursts {
-		stopProfile := e.profileCPU(ctx, log, f.profileDir, fmt.Sprintf("burst-%d", n))
+		stopProfile := e.profileCPU(ctx, log, f.profileDir, fmt.Sprintf("burst-%d", n), 10*time.Second)
 		cpu0 := e.nodeCPU()
 		d, err := e.burst(ctx, n, f.podTimeout)
 		cpu := e.nodeCPU() - cpu0
@@ -129,15 +129,17 @@ func (e *env) nodeCPU() float64 {
 
 // profileCPU starts a CPU profile of the server through its
 // --pprof-address (when both that and dir are set) and returns the stop:
-// the profile covers 10 s from now, written to dir/<name>.pprof.
-func (e *env) profileCPU(ctx context.Context, log *zap.Logger, dir, name string) (stop func()) {
+// the profile covers d (whole seconds) from now, written to
+// dir/<name>.pprof.
+func (e *env) profileCPU(ctx context.Context, log *zap.Logger, dir, name string, d time.Duration) (stop func()) {
 	if dir == "" || e.pprofAddr == "" {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := fetchTo(ctx, "http://"+e.pprofAddr+"/debug/pprof/profile?seconds=10", filepath.Join(dir, name+".pprof")); err != nil {
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, max(1, int(d/time.Second)))
+		if err := fetchTo(ctx, url, filepath.Join(dir, name+".pprof")); err != nil {
 			log.Warn("CPU profile", zap.String("name", name), zap.Error(err))
 		}
 	}()

@@ -54,7 +54,7 @@ func main() {
 	fs.BoolVar(&f.separateAgent, "separate-agent", false, "run `orch server --disable-agent` and a separate `orch agent` (default: `orch server` with its own agent, one process)")
 	fs.BoolVar(&f.shareBinary, "share-binary", false, "with --separate-agent: run the agent from the same binary file as the server (default: from its own copy, as on a separate node, so the two processes do not share the binary's page-cache pages)")
 	fs.StringVar(&f.pprofAddr, "pprof-address", "", "the server's --pprof-address (loopback host:port; needed for --profile-dir)")
-	fs.StringVar(&f.profileDir, "profile-dir", "", "write the server's heap profile after the idle and a 10 s CPU profile from each burst's start here")
+	fs.StringVar(&f.profileDir, "profile-dir", "", "write the server's CPU profile over the idle's second half, its heap profile after the idle and a 10 s CPU profile from each burst's start here")
 	fs.DurationVar(&f.podTimeout, "pod-timeout", 2*time.Minute, "give up on a pod not Ready after this long")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

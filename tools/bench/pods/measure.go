@@ -165,7 +165,17 @@ func (e *env) idlePhase(ctx context.Context, log *zap.Logger, f *flags, res *res
 	log.Info("idle pods running; waiting", zap.Int("pods", f.idlePods), zap.Duration("idle", f.idle))
 	var cpu0 procCPU
 	var t0 time.Time
-	if err := e.sampleIdle(ctx, f.idle, res, func() { cpu0, t0 = e.cpu(), time.Now() }); err != nil {
+	profiling := make(chan func(), 1) // the second half's CPU profile, to wait for
+	err := e.sampleIdle(ctx, f.idle, res, func() {
+		cpu0, t0 = e.cpu(), time.Now()
+		profiling <- e.profileCPU(ctx, log, f.profileDir, "idle-cpu", f.idle/2-2*time.Second)
+	})
+	select {
+	case stop := <-profiling:
+		defer stop()
+	default:
+	}
+	if err != nil {
 		return err
 	}
 	res.IdleCPU = e.cpu().sub(cpu0)
