@@ -1,6 +1,7 @@
 package handlermux
 
 import (
+	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,17 +45,25 @@ type Factory struct {
 	// accessors and ForResource hand out a new typed wrapper of the one
 	// shared informer at every call, and the indexer is what they share.
 	wrapped map[cache.Indexer]*Informer
+	// types and resources record what was asked for (Has).
+	types     map[reflect.Type]bool
+	resources map[schema.GroupVersionResource]bool
 }
 
 // Wrap muxes the informers of f, which was made with namespace and tweak
 // (the typed accessors build their informers with them).
 func Wrap(f informers.SharedInformerFactory, namespace string, tweak internalinterfaces.TweakListOptionsFunc) *Factory {
-	return &Factory{SharedInformerFactory: f, namespace: namespace, tweak: tweak, wrapped: map[cache.Indexer]*Informer{}}
+	return &Factory{SharedInformerFactory: f, namespace: namespace, tweak: tweak, wrapped: map[cache.Indexer]*Informer{},
+		types: map[reflect.Type]bool{}, resources: map[schema.GroupVersionResource]bool{}}
 }
 
 // InformerFor returns the muxed shared informer of obj's type.
 func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
-	return f.wrap(f.SharedInformerFactory.InformerFor(obj, newFunc))
+	inf := f.wrap(f.SharedInformerFactory.InformerFor(obj, newFunc))
+	f.mu.Lock()
+	f.types[reflect.TypeOf(obj)] = true
+	f.mu.Unlock()
+	return inf
 }
 
 // ForResource returns the muxed generic informer of gvr.
@@ -63,7 +72,20 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource) (informers.Generi
 	if err != nil {
 		return nil, err
 	}
-	return genericInformer{GenericInformer: g, inf: f.wrap(g.Informer())}, nil
+	inf := f.wrap(g.Informer())
+	f.mu.Lock()
+	f.resources[gvr] = true
+	f.mu.Unlock()
+	return genericInformer{GenericInformer: g, inf: inf}, nil
+}
+
+// Has reports whether an informer of object type typ (InformerFor, the
+// typed accessors) or of resource gvr (ForResource) was asked for,
+// started or not.
+func (f *Factory) Has(gvr schema.GroupVersionResource, typ reflect.Type) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.resources[gvr] || (typ != nil && f.types[typ])
 }
 
 // Handlers is how many handlers share a listener, over all informers.

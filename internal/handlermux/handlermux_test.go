@@ -2,6 +2,7 @@ package handlermux
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +63,10 @@ func TestEarlyHandlersShareLateOnesReplay(t *testing.T) {
 	}
 	if len(f.wrapped) != 1 {
 		t.Fatalf("ForResource and the typed accessor made %d muxes of one informer", len(f.wrapped))
+	}
+	cmType, secretsGVR := reflect.TypeOf(&corev1.ConfigMap{}), corev1.SchemeGroupVersion.WithResource("secrets")
+	if !f.Has(corev1.SchemeGroupVersion.WithResource("configmaps"), nil) || !f.Has(secretsGVR, cmType) || f.Has(secretsGVR, nil) {
+		t.Error("Has does not report what was asked for")
 	}
 	early1, early2, resync := &recorder{}, &recorder{}, &recorder{}
 	reg1, _ := inf.AddEventHandler(early1)

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -54,7 +53,9 @@ type Controller struct {
 	queue  kit.Queue
 	graph  *graph
 	meta   metadatainformer.SharedInformerFactory
-	typed  map[reflect.Type]bool // object types the other controllers cache (typed informers already running)
+	// preSynced are the handlers added before the shared cache started
+	// (watchCached), which share their informers' listeners.
+	preSynced []cache.InformerSynced
 	// metaNew are metadata informers not started yet, metaRunning the
 	// started ones (only Run's goroutines touch them, one at a time).
 	metaNew     []cache.SharedIndexInformer
@@ -64,11 +65,43 @@ type Controller struct {
 	kinds       map[schema.GroupKind]resource
 }
 
-// New builds the collector; its informers are chosen from discovery in Run.
+// New builds the collector; its informers are chosen from discovery, for
+// the resources the other controllers cache just before the shared cache
+// starts (watchCached), for the others in Run.
 func New(kc *kit.Context) (*Controller, error) {
-	return &Controller{kc: kc, client: kc.Client, log: kc.Logger.Named("garbage-collector"),
+	c := &Controller{kc: kc, client: kc.Client, log: kc.Logger.Named("garbage-collector"),
 		queue: kc.NewQueue("garbage-collector"), graph: newGraph(), kinds: map[schema.GroupKind]resource{},
-		watched: map[schema.GroupVersionResource]bool{}}, nil
+		watched: map[schema.GroupVersionResource]bool{}}
+	kc.BeforeStart(c.watchCached)
+	return c, nil
+}
+
+// watchCached adds the graph handler to the shared informers of the
+// resources the other controllers cache before those informers run, so
+// that it shares their listeners. Discovery failing here is left to Run.
+func (c *Controller) watchCached(context.Context) {
+	if c.kc.Metadata == nil {
+		return
+	}
+	res, err := c.discover()
+	if err != nil {
+		c.log.Debug("discovery before the cache starts failed; watching from Run", zap.Error(err))
+		return
+	}
+	for _, r := range res {
+		if c.watched[r.gvr] || !c.kc.Caches(r.gvr, typeOf(r.gvr.GroupVersion().WithKind(r.kind))) {
+			continue
+		}
+		g, err := c.kc.Informers.ForResource(r.gvr)
+		if err != nil {
+			continue
+		}
+		if _, err := g.Informer().AddEventHandler(c.handler(r.gvr)); err != nil {
+			continue
+		}
+		c.watched[r.gvr] = true
+		c.preSynced = append(c.preSynced, g.Informer().HasSynced)
+	}
 }
 
 // Run discovers the served resources, watches them through the shared cache
@@ -85,11 +118,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.meta = metadatainformer.NewSharedInformerFactory(c.kc.Metadata, 0)
 		defer c.metaRunning.Wait()
 	}
-	c.typed = startedTypes(c.kc.Informers)
 	synced, err := c.watch(res)
 	if err != nil {
 		return err
 	}
+	synced = append(synced, c.preSynced...)
 	c.kc.Informers.StartWithContext(ctx)
 	c.startMeta(ctx)
 	if !kit.WaitForSync(ctx, synced...) {
@@ -128,7 +161,7 @@ func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
 // metadata, and a typed informer started for it alone would keep whole
 // objects (ConfigMaps, Secrets, RBAC rules...) in memory.
 func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) {
-	if c.meta == nil || c.typed[typeOf(r.gvr.GroupVersion().WithKind(r.kind))] {
+	if c.meta == nil || c.kc.Caches(r.gvr, typeOf(r.gvr.GroupVersion().WithKind(r.kind))) {
 		if inf, err := c.kc.Informers.ForResource(r.gvr); err == nil {
 			return inf.Informer(), nil
 		}
@@ -140,17 +173,6 @@ func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) 
 	_ = inf.SetTransform(cachetrim.ManagedFields) // fails only once started: set at creation
 	c.metaNew = append(c.metaNew, inf)
 	return inf, nil
-}
-
-// startedTypes lists the object types of f's running informers.
-func startedTypes(f informers.SharedInformerFactory) map[reflect.Type]bool {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // report at once, without waiting for the caches
-	out := map[reflect.Type]bool{}
-	for typ := range f.WaitForCacheSyncWithContext(ctx).Synced { // synced or not: started
-		out[typ] = true
-	}
-	return out
 }
 
 // typeOf is the Go type of gvk's typed object (nil when not built in).

@@ -3,35 +3,51 @@ package garbagecollector
 import (
 	"context"
 	"testing"
+	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/orch/orch/internal/handlermux"
+	"github.com/orch/orch/server/controllers/kit"
+	"github.com/orch/orch/server/controllers/kit/kittest"
 )
 
-// TestStartedTypesSeesRunningTypedInformers: the collector shares the
-// typed informers the controllers run (synced or not yet) and only those.
-func TestStartedTypesSeesRunningTypedInformers(t *testing.T) {
-	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	f.Core().V1().Pods().Informer()
-	f.Core().V1().ConfigMaps().Informer() // registered, never started below
-	started := startedTypes(f)
-	if len(started) != 0 {
-		t.Fatalf("before Start: %v", started)
+// cacheUser stands for a controller that caches ConfigMaps.
+type cacheUser struct{}
+
+func (cacheUser) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+
+// TestCachedResourcesJoinBeforeStart: with metadata informers available
+// (as in the server), the collector adds its handler to the informers the
+// other controllers cache before the cache starts, so it shares their
+// listener, and collects through it.
+func TestCachedResourcesJoinBeforeStart(t *testing.T) {
+	var rc *rest.Config
+	var kc *kit.Context
+	client, c := kittest.Run(t, New,
+		kittest.Rest(func(r *rest.Config) { rc = rest.CopyConfig(r) }),
+		kittest.Also(func(k *kit.Context) (cacheUser, error) {
+			kc = k
+			k.Informers.Core().V1().ConfigMaps().Informer()
+			return cacheUser{}, nil
+		}),
+		kittest.Before(func(c *Controller) { c.kc.Metadata = metadata.NewForConfigOrDie(rc) }))
+	if len(c.preSynced) == 0 {
+		t.Fatal("no handler was added before the cache started")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f.StartWithContext(ctx)
-	started = startedTypes(f)
-	pod := typeOf(schema.GroupVersionKind{Version: "v1", Kind: "Pod"})
-	secret := typeOf(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
-	if pod == nil || !started[pod] {
-		t.Errorf("pods (%v) not among the started types %v", pod, started)
+	if n := kc.Informers.(*handlermux.Factory).Handlers(); n == 0 {
+		t.Fatal("the collector's handlers do not share the cached informers' listeners")
 	}
-	if started[secret] {
-		t.Errorf("secrets among the started types %v", started)
-	}
-	if typeOf(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}) != nil {
-		t.Error("a custom kind has a typed Go type")
+	owner := cm(t, client, "owner")
+	cm(t, client, "dependent", owner)
+	del(t, client, "owner", metav1.DeletePropagationBackground)
+	kittest.Eventually(t, 30*time.Second, "the dependent to be collected", func() (bool, string) {
+		_, exists := getCM(client, "dependent")
+		return !exists, "still there"
+	})
+	if _, err := client.CoreV1().ConfigMaps("default").Get(context.Background(), "owner", metav1.GetOptions{}); err == nil {
+		t.Error("owner still there")
 	}
 }

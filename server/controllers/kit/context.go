@@ -3,11 +3,13 @@ package kit
 import (
 	"context"
 	"crypto/x509"
+	"reflect"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -39,6 +41,7 @@ type Context struct {
 	Metadata metadata.Interface
 
 	broadcaster record.EventBroadcaster
+	beforeStart []func(context.Context)
 }
 
 // Options are the knobs of the controllers (server flags).
@@ -88,12 +91,44 @@ func (c *Context) Recorder(component string) record.EventRecorder {
 	return c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
 }
 
-// Start starts every registered informer. It does not wait for the
-// caches: each controller waits for its own in Run (kit.WaitForSync), so a
-// type that cannot be listed holds up only the controllers that need it.
+// BeforeStart registers f to run in Start once every controller is built
+// and before any informer runs: the last moment a handler joins its
+// informer's shared listener. f must not block for long.
+func (c *Context) BeforeStart(f func(context.Context)) { c.beforeStart = append(c.beforeStart, f) }
+
+// Start runs the BeforeStart functions, then starts every registered
+// informer. It does not wait for the caches: each controller waits for its
+// own in Run (kit.WaitForSync), so a type that cannot be listed holds up
+// only the controllers that need it.
 func (c *Context) Start(ctx context.Context) error {
+	for _, f := range c.beforeStart {
+		f(ctx)
+	}
 	c.Informers.StartWithContext(ctx)
 	return nil
+}
+
+// Caches reports whether the controllers have an informer of resource gvr
+// (or of its object type typ, nil when not built in), started or not.
+func (c *Context) Caches(gvr schema.GroupVersionResource, typ reflect.Type) bool {
+	if f, ok := c.Informers.(interface {
+		Has(schema.GroupVersionResource, reflect.Type) bool
+	}); ok {
+		return f.Has(gvr, typ)
+	}
+	return startedTypes(c.Informers)[typ]
+}
+
+// startedTypes lists the object types of f's running informers (for a
+// factory that does not record what was asked of it).
+func startedTypes(f informers.SharedInformerFactory) map[reflect.Type]bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // report at once, without waiting for the caches
+	out := map[reflect.Type]bool{}
+	for typ := range f.WaitForCacheSyncWithContext(ctx).Synced { // synced or not: started
+		out[typ] = true
+	}
+	return out
 }
 
 // Shutdown stops the informers and the event broadcaster. Call it after

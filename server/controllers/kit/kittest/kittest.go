@@ -43,6 +43,12 @@ func QPS(qps int) Option {
 	}
 }
 
+// Rest lets f see (and change) the API server's client configuration
+// before the client is made.
+func Rest(f func(*rest.Config)) Option {
+	return func(c *config) { c.rest = append(c.rest, f) }
+}
+
 // Setup runs f once the API server is bootstrapped and before any
 // controller is built, so the caches start with what f made.
 func Setup(f func(context.Context, kubernetes.Interface)) Option {
