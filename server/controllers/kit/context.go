@@ -40,6 +40,7 @@ type Context struct {
 	// (custom resources have no typed informer); the garbage collector uses it.
 	Metadata metadata.Interface
 
+	mux         *handlermux.Factory // Informers, which records what was asked of it
 	broadcaster record.EventBroadcaster
 	beforeStart []func(context.Context)
 }
@@ -77,8 +78,8 @@ func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
-	return &Context{Client: client, Informers: handlermux.Wrap(f, "", nil), Logger: log, Options: opts}
+	mux := handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)
+	return &Context{Client: client, Informers: mux, mux: mux, Logger: log, Options: opts}
 }
 
 // Recorder returns an event recorder for component (the event's source).
@@ -111,24 +112,7 @@ func (c *Context) Start(ctx context.Context) error {
 // Caches reports whether the controllers have an informer of resource gvr
 // (or of its object type typ, nil when not built in), started or not.
 func (c *Context) Caches(gvr schema.GroupVersionResource, typ reflect.Type) bool {
-	if f, ok := c.Informers.(interface {
-		Has(schema.GroupVersionResource, reflect.Type) bool
-	}); ok {
-		return f.Has(gvr, typ)
-	}
-	return startedTypes(c.Informers)[typ]
-}
-
-// startedTypes lists the object types of f's running informers (for a
-// factory that does not record what was asked of it).
-func startedTypes(f informers.SharedInformerFactory) map[reflect.Type]bool {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // report at once, without waiting for the caches
-	out := map[reflect.Type]bool{}
-	for typ := range f.WaitForCacheSyncWithContext(ctx).Synced { // synced or not: started
-		out[typ] = true
-	}
-	return out
+	return c.mux.Has(gvr, typ)
 }
 
 // Shutdown stops the informers and the event broadcaster. Call it after
