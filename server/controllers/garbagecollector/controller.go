@@ -88,20 +88,23 @@ func (c *Controller) watchCached(context.Context) {
 		c.log.Debug("discovery before the cache starts failed; watching from Run", zap.Error(err))
 		return
 	}
+	var cached []resource
 	for _, r := range res {
-		if c.watched[r.gvr] || !c.kc.Caches(r.gvr, typeOf(r.gvr.GroupVersion().WithKind(r.kind))) {
-			continue
+		if c.cached(r) {
+			cached = append(cached, r)
 		}
-		g, err := c.kc.Informers.ForResource(r.gvr)
-		if err != nil {
-			continue
-		}
-		if _, err := g.Informer().AddEventHandler(c.handler(r.gvr)); err != nil {
-			continue
-		}
-		c.watched[r.gvr] = true
-		c.preSynced = append(c.preSynced, g.Informer().HasSynced)
 	}
+	// c.meta is not made yet, so informerFor takes the shared informers.
+	synced, err := c.watch(cached)
+	if err != nil {
+		c.log.Debug("watching the cached resources before the cache starts failed; watching from Run", zap.Error(err))
+	}
+	c.preSynced = synced
+}
+
+// cached reports whether the other controllers cache r.
+func (c *Controller) cached(r resource) bool {
+	return c.kc.Caches(r.gvr, typeOf(r.gvr.GroupVersion().WithKind(r.kind)))
 }
 
 // Run discovers the served resources, watches them through the shared cache
@@ -161,7 +164,7 @@ func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
 // metadata, and a typed informer started for it alone would keep whole
 // objects (ConfigMaps, Secrets, RBAC rules...) in memory.
 func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) {
-	if c.meta == nil || c.kc.Caches(r.gvr, typeOf(r.gvr.GroupVersion().WithKind(r.kind))) {
+	if c.meta == nil || c.cached(r) {
 		if inf, err := c.kc.Informers.ForResource(r.gvr); err == nil {
 			return inf.Informer(), nil
 		}
