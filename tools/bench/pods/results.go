@@ -92,10 +92,7 @@ func (r *results) markdown() string {
 // the whole node in PSS (orch + containerd + shims) and orch's CPU.
 func (r *results) steadyMarkdown(b *strings.Builder) {
 	m := r.MemIdle
-	cpu := 0.0
-	if r.IdleCPUWindow > 0 {
-		cpu = 100 * (r.IdleCPU.Server + r.IdleCPU.Agent) / r.IdleCPUWindow.Seconds()
-	}
+	cpu := r.pctOfCore(r.IdleCPU.Server + r.IdleCPU.Agent)
 	who := "orch server + orch agent"
 	if r.Single {
 		who = "orch server (with its agent)"
