@@ -13,11 +13,14 @@
 #   BENCH_SUITE     "api pods" (default; "pods" is skipped with a note when not root
 #                   or containerd/runc/busybox are missing), or just one of them
 #   ORCH_BIN        use this orch binary instead of building /work tree's main package
-#   BENCH_TARGETS   "orch baseline" (default), or any of: orch (one server), orch-ha3
-#                   (three servers on loopback, clients round-robin over their API
-#                   endpoints, so most writes are forwarded by followers), orch-ha3-leader
-#                   (three servers, every client on the Raft leader), baseline; measured
-#                   in that order (orch setups first), e.g. BENCH_TARGETS="orch orch-ha3"
+#   BENCH_TARGETS   "orch datastore baseline" (default), or any of: orch (one server),
+#                   orch-ha3 (three servers on loopback, clients round-robin over their
+#                   API endpoints, so most writes are forwarded by followers),
+#                   orch-ha3-leader (three servers, every client on the Raft leader),
+#                   datastore (orch's Raft + bbolt store alone, in process: the datastore
+#                   package's BenchmarkCreateParallel at the same levels), baseline;
+#                   measured in that order (orch setups first), e.g.
+#                   BENCH_TARGETS="orch orch-ha3"
 #   BENCH_OUT       results directory (default bench/out): results.md, results.json, logs/
 #   ORCH_CACHE_DIR  cache root for the baseline binaries (default /var/cache/orch)
 #   BENCH_PROFILE=1 also take a Go CPU profile of orch (its --pprof-address, loopback)
@@ -36,7 +39,7 @@ if [[ "${1:-}" == pods || "${1:-}" == api ]]; then
   suites="$1"
   shift
 fi
-targets="${BENCH_TARGETS:-orch baseline}"
+targets="${BENCH_TARGETS:-orch datastore baseline}"
 out="${BENCH_OUT:-$root/bench/out}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/orch-bench.XXXXXX")"
 bench_pid=""
@@ -79,8 +82,8 @@ run_api() {
   for t in $targets; do
     case "$t" in
       orch | orch-ha[2-9] | orch-ha[2-9]-leader) orch_targets+=("$t") ;;
-      baseline) ;;
-      *) log "unknown target $t (want orch, orch-haN, orch-haN-leader or baseline)"; exit 2 ;;
+      baseline | datastore) ;;
+      *) log "unknown target $t (want orch, orch-haN, orch-haN-leader, datastore or baseline)"; exit 2 ;;
     esac
   done
   if [[ " $targets " == *" baseline "* ]]; then
@@ -98,6 +101,12 @@ run_api() {
   if ((${#orch_targets[@]} > 0)); then
     orch="$(orch_bin)"
     args+=(--orch "$orch" --orch-targets "$(IFS=,; echo "${orch_targets[*]}")")
+  fi
+  if [[ " $targets " == *" datastore "* ]]; then
+    # The store alone: the datastore package's own BenchmarkCreateParallel.
+    mkdir -p "$work/bin"
+    (cd "$root" && go test -c -o "$work/bin/datastore.test" ./datastore/)
+    args+=(--datastore-test "$work/bin/datastore.test")
   fi
   if [[ " $targets " == *" baseline "* ]]; then
     args+=(--kube-apiserver "${bin[KUBE_APISERVER]}" --kine "${bin[KINE]}")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,8 +19,11 @@ import (
 // BenchmarkCreateParallel measures creates through a real single-node
 // RaftStore (raft log fsync + state fsync per batch) at several concurrency
 // levels; it reports creates/s and the p99 latency of one create.
+// BENCH_WRITERS (comma separated, default 1,16,64) and BENCH_VALUE_BYTES
+// (default 512) let `make bench` run it at its own levels and object size.
 func BenchmarkCreateParallel(b *testing.B) {
-	for _, writers := range []int{1, 16, 64} {
+	levels, size := benchLevels(b)
+	for _, writers := range levels {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			cfg := datastore.NewTestConfig(b, b.TempDir())
 			cfg.Logger = zap.NewNop()
@@ -26,7 +31,7 @@ func BenchmarkCreateParallel(b *testing.B) {
 				cfg.SnapshotThreshold = 1 << 30
 			}
 			s := datastore.OpenTest(b, cfg)
-			value := make([]byte, 512)
+			value := make([]byte, size)
 			var next atomic.Int64
 			lat := make([][]time.Duration, writers)
 			ctx := context.Background()
@@ -59,4 +64,27 @@ func BenchmarkCreateParallel(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchLevels reads BENCH_WRITERS and BENCH_VALUE_BYTES.
+func benchLevels(b *testing.B) ([]int, int) {
+	levels, size := []int{1, 16, 64}, 512
+	if v := os.Getenv("BENCH_WRITERS"); v != "" {
+		levels = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("BENCH_WRITERS: %q is not a positive integer", f)
+			}
+			levels = append(levels, n)
+		}
+	}
+	if v := os.Getenv("BENCH_VALUE_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("BENCH_VALUE_BYTES: %q is not a positive integer", v)
+		}
+		size = n
+	}
+	return levels, size
 }

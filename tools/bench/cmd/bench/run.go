@@ -28,6 +28,7 @@ type runFlags struct {
 	keepLogs                  string
 	perfOut                   string
 	pprofOut                  string
+	datastoreTest             string
 	orchTargets               []orchTarget
 }
 
@@ -44,6 +45,7 @@ func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
 	fs.DurationVar(&f.idle, "idle", 60*time.Second, "idle time before measuring RSS")
 	fs.StringVar(&f.machine, "machine", "", "machine description for the report")
 	fs.StringVar(&f.keepLogs, "keep-logs", "", "copy server logs into this directory")
+	fs.StringVar(&f.datastoreTest, "datastore-test", "", "the datastore package's test binary (go test -c ./datastore): measure the store alone at the same levels (empty: skip)")
 	fs.StringVar(&f.pprofOut, "pprof-out", "", "fetch a Go CPU profile of orch (its --pprof-address) during the largest create level into this file")
 	fs.StringVar(&f.perfOut, "perf-out", "", "record perf CPU samples of orch during the largest create level into this file")
 	orchTargets := fs.String("orch-targets", "orch", "orch setups to measure with --orch, comma separated: "+
@@ -67,6 +69,9 @@ func runCmd(ctx context.Context, log *zap.Logger, args []string) error {
 		for _, ot := range f.orchTargets {
 			run.Targets = append(run.Targets, measure(ctx, log, &f, ot))
 		}
+	}
+	if f.datastoreTest != "" {
+		run.Targets = append(run.Targets, measureDatastore(ctx, log, &f))
 	}
 	if f.kubeAPIServer != "" {
 		run.Targets = append(run.Targets, measure(ctx, log, &f, orchTarget{name: "baseline"}))

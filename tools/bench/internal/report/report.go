@@ -59,11 +59,57 @@ func (r *Run) Markdown(w io.Writer) {
 	for _, m := range r.rows() {
 		row(w, m...)
 	}
+	r.ratios(w)
 	for _, t := range r.Targets {
 		for _, e := range t.Errors {
 			fmt.Fprintf(w, "\n**%s error:** `%s`\n", t.Name, oneLine(e))
 		}
 	}
+}
+
+// ratios writes orch's creates/s and p99 against the baseline's, and its
+// creates/s against its datastore alone, per level: how issue 14 states
+// the API's goals.
+func (r *Run) ratios(w io.Writer) {
+	orch, base, store := r.target("orch"), r.target("baseline"), r.target("datastore")
+	if orch == nil || (base == nil && store == nil) {
+		return
+	}
+	fmt.Fprintf(w, "\n")
+	row(w, "clients", "orch / baseline creates/s", "orch / baseline p99", "orch / datastore alone creates/s")
+	row(w, "---", "---", "---", "---")
+	for _, level := range r.levels() {
+		o, ok := findLevel(orch, level)
+		if !ok {
+			continue
+		}
+		perSecond := func(c load.CreateResult) float64 { return c.PerSecond }
+		p99 := func(c load.CreateResult) float64 { return float64(c.Latency.P99) }
+		row(w, fmt.Sprint(level),
+			ratio(o, base, level, perSecond, "%.2fx"),
+			ratio(o, base, level, p99, "%.2fx"),
+			ratio(o, store, level, perSecond, "%.2fx"))
+	}
+}
+
+func ratio(o load.CreateResult, other *Target, level int, f func(load.CreateResult) float64, format string) string {
+	if other == nil {
+		return "n/a"
+	}
+	c, ok := findLevel(other, level)
+	if !ok || f(c) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, f(o)/f(c))
+}
+
+func (r *Run) target(name string) *Target {
+	for _, t := range r.Targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
 }
 
 func (r *Run) rows() [][]string {

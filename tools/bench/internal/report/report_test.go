@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/orch/orch/tools/bench/internal/load"
 )
 
 func TestByProc(t *testing.T) {
@@ -30,5 +33,26 @@ func TestSetupRowOnlyForClusters(t *testing.T) {
 	(&Run{Targets: []*Target{{Name: "orch"}, {Name: "orch-ha3", Setup: "3 servers"}}}).Markdown(&b)
 	if !strings.Contains(b.String(), "| servers, clients on | 1 server | 3 servers |") {
 		t.Fatalf("setup row missing:\n%s", b.String())
+	}
+}
+
+func TestRatios(t *testing.T) {
+	level := func(n int, perSecond float64, p99 time.Duration) load.CreateResult {
+		return load.CreateResult{Clients: n, PerSecond: perSecond, Latency: load.Summary{P99: p99}}
+	}
+	run := &Run{Targets: []*Target{
+		{Name: "orch", Creates: []load.CreateResult{level(64, 6000, 20*time.Millisecond)}},
+		{Name: "datastore", Creates: []load.CreateResult{level(64, 24000, time.Millisecond)}},
+		{Name: "baseline", Creates: []load.CreateResult{level(64, 1000, 200*time.Millisecond)}},
+	}}
+	var b bytes.Buffer
+	run.Markdown(&b)
+	if !strings.Contains(b.String(), "| 64 | 6.00x | 0.10x | 0.25x |") {
+		t.Fatalf("ratio row missing:\n%s", b.String())
+	}
+	b.Reset()
+	(&Run{Targets: run.Targets[:1]}).Markdown(&b)
+	if strings.Contains(b.String(), "orch / baseline") {
+		t.Fatalf("ratios without a baseline or datastore:\n%s", b.String())
 	}
 }
