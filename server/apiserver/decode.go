@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // decoders are apimachinery's JSON/YAML serializers, strict or lenient,
@@ -114,12 +115,17 @@ func (s *Server) decodeInto(w http.ResponseWriter, rc *reqCtx, data []byte, form
 	if err != nil {
 		return nil, err
 	}
-	dec := s.pickDecoder(mode, format)
 	into, err := s.scheme.New(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("new %s: %w", gvk, err)
 	}
-	obj, actual, err := dec.Decode(data, &gvk, into)
+	var obj runtime.Object
+	var actual *schema.GroupVersionKind
+	if format == formatJSON {
+		obj, actual, err = decodeTypedJSON(data, mode != "Ignore", gvk, into)
+	} else {
+		obj, actual, err = s.pickDecoder(mode, format).Decode(data, &gvk, into)
+	}
 	if err != nil && runtime.IsStrictDecodingError(err) && mode == "Warn" && obj != nil {
 		if sde, ok := runtime.AsStrictDecodingError(err); ok {
 			for _, e := range sde.Errors() {
@@ -140,6 +146,46 @@ func (s *Server) decodeInto(w http.ResponseWriter, rc *reqCtx, data []byte, form
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, nil
+}
+
+// decodeTypedJSON decodes a JSON body into a typed object in one pass.
+// apimachinery's JSON serializer first reads apiVersion and kind in a pass
+// of its own, then decodes; a typed object's TypeMeta holds them after the
+// one pass, defaulted from gvk as the serializer defaults them. Strict
+// decoding reports unknown and duplicate fields as a strict decoding error
+// with the decoded object, as the serializer does.
+func decodeTypedJSON(data []byte, strict bool, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	var strictErrs []error
+	var err error
+	if strict {
+		strictErrs, err = sigsjson.UnmarshalStrict(data, into)
+	} else {
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(data, into)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	actual := gvkWithDefaults(into.GetObjectKind().GroupVersionKind(), gvk)
+	if len(strictErrs) > 0 {
+		return into, &actual, runtime.NewStrictDecodingError(strictErrs)
+	}
+	return into, &actual, nil
+}
+
+// gvkWithDefaults fills what the data left out of its apiVersion and kind
+// from defaults, as apimachinery's JSON serializer does.
+func gvkWithDefaults(actual, defaults schema.GroupVersionKind) schema.GroupVersionKind {
+	if len(actual.Kind) == 0 {
+		actual.Kind = defaults.Kind
+	}
+	if len(actual.Version) == 0 && len(actual.Group) == 0 {
+		actual.Group = defaults.Group
+		actual.Version = defaults.Version
+	}
+	if len(actual.Version) == 0 && actual.Group == defaults.Group {
+		actual.Version = defaults.Version
+	}
+	return actual
 }
 
 func (s *Server) pickDecoder(mode string, format bodyFormat) runtime.Decoder {
