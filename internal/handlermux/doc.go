@@ -16,4 +16,9 @@
 // before, so it still receives the replay of the informer's current
 // objects. A handler that blocks delays the others of its informer: the
 // handlers sharing a listener must be as quick as work-queue adds.
+//
+// A Factory may wrap another Factory that outlives it (the server's cache,
+// wrapped for one leadership term): its informers are the other's, Has
+// reports both, and Close takes back every handler added through the
+// wrapper while the informers run on.
 package handlermux

@@ -1,6 +1,7 @@
 package handlermux
 
 import (
+	"errors"
 	"reflect"
 	"sync"
 
@@ -82,10 +83,28 @@ func (f *Factory) ForResource(gvr schema.GroupVersionResource) (informers.Generi
 // Has reports whether an informer of object type typ (InformerFor, the
 // typed accessors) or of resource gvr (ForResource) was asked for,
 // started or not.
+// When f wraps another Factory, that one's informers count too.
 func (f *Factory) Has(gvr schema.GroupVersionResource, typ reflect.Type) bool {
 	f.mu.Lock()
+	has := f.resources[gvr] || (typ != nil && f.types[typ])
+	f.mu.Unlock()
+	if parent, ok := f.SharedInformerFactory.(*Factory); ok && !has {
+		return parent.Has(gvr, typ)
+	}
+	return has
+}
+
+// Close removes every handler added through f from its informers (see
+// Informer.Close). The informers keep running: this is how a wrapper of
+// a longer-lived Factory hands back what it registered.
+func (f *Factory) Close() error {
+	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.resources[gvr] || (typ != nil && f.types[typ])
+	var errs []error
+	for _, m := range f.wrapped {
+		errs = append(errs, m.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Handlers is how many handlers share a listener, over all informers.

@@ -2,6 +2,7 @@ package handlermux
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -139,5 +140,65 @@ func TestHandlerAddedAfterStartBeforeDelivery(t *testing.T) {
 	waitCounts(t, "handler", r, [3]int{1, 0, 0})
 	if f.Handlers() != 1 {
 		t.Errorf("%d shared handlers, want 1", f.Handlers())
+	}
+}
+
+// TestWrapperOfAWrapperCloses: a term's wrapper of a longer-lived Factory
+// shares its informers, sees what they cached before it came, and takes
+// its handlers back on Close while the informers run on for the others.
+func TestWrapperOfAWrapperCloses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset(cm("a", "1"))
+	base := Wrap(informers.NewSharedInformerFactory(client, 0), "", nil)
+	keeper := &recorder{}
+	if _, err := base.Core().V1().ConfigMaps().Informer().AddEventHandler(keeper); err != nil {
+		t.Fatal(err)
+	}
+	base.StartWithContext(ctx)
+	waitCounts(t, "keeper", keeper, [3]int{1, 0, 0})
+
+	secretsGVR := corev1.SchemeGroupVersion.WithResource("secrets")
+	for term := 1; term <= 2; term++ {
+		f := Wrap(base, "", nil)
+		if !f.Has(corev1.SchemeGroupVersion.WithResource("configmaps"), reflect.TypeOf(&corev1.ConfigMap{})) || f.Has(secretsGVR, nil) {
+			t.Fatalf("term %d: Has does not report the parent's informers", term)
+		}
+		inf := f.Core().V1().ConfigMaps().Informer()
+		if inf.GetIndexer() != base.Core().V1().ConfigMaps().Informer().GetIndexer() {
+			t.Fatalf("term %d: not the parent's informer", term)
+		}
+		early, late, resync := &recorder{}, &recorder{}, &recorder{}
+		if _, err := inf.AddEventHandler(early); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inf.AddEventHandlerWithResyncPeriod(resync, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		replay := [3]int{term, 0, 0} // "a" and the b<i> of earlier terms
+		waitCounts(t, "early (replay)", early, replay)
+		if _, err := inf.AddEventHandler(late); err != nil {
+			t.Fatal(err)
+		}
+		waitCounts(t, "late (replay)", late, replay)
+		waitCounts(t, "resync (replay)", resync, replay)
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("b%d", term)
+		if _, err := client.CoreV1().ConfigMaps("ns").Create(ctx, cm(name, "1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitCounts(t, "keeper", keeper, [3]int{1 + term, 0, 0})
+		time.Sleep(50 * time.Millisecond)
+		for n, r := range map[string]*recorder{"early": early, "late": late, "resync": resync} {
+			if got := r.counts(); got != replay {
+				t.Errorf("term %d: %s saw %v after Close", term, n, got)
+			}
+		}
+		if _, err := inf.AddEventHandler(&recorder{}); err != nil || f.Handlers() != 0 {
+			t.Errorf("term %d: a handler added after Close joined a closed fan-out (err %v)", term, err)
+		}
+		_ = f.Close()
 	}
 }

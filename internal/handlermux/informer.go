@@ -2,6 +2,7 @@ package handlermux
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +16,8 @@ type Informer struct {
 	cache.SharedIndexInformer
 
 	mu   sync.Mutex
-	reg  cache.ResourceEventHandlerRegistration // the shared listener, once added
+	reg  cache.ResourceEventHandlerRegistration   // the shared listener, once added
+	own  []cache.ResourceEventHandlerRegistration // handlers with listeners of their own
 	subs atomic.Pointer[[]*registration]
 	// delivered is set by the first notification: from then on a new
 	// handler would miss what came before, so it gets its own listener.
@@ -57,13 +59,14 @@ func (m *Informer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHa
 // AddEventHandlerWithOptions is AddEventHandler; options other than a
 // resync period (the logger) are dropped for shared handlers.
 func (m *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	if opts.ResyncPeriod != nil && *opts.ResyncPeriod != 0 {
-		return m.SharedIndexInformer.AddEventHandlerWithOptions(handler, opts)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.delivered.Load() {
-		return m.SharedIndexInformer.AddEventHandlerWithOptions(handler, opts)
+	if m.delivered.Load() || (opts.ResyncPeriod != nil && *opts.ResyncPeriod != 0) {
+		reg, err := m.SharedIndexInformer.AddEventHandlerWithOptions(handler, opts)
+		if err == nil {
+			m.own = append(m.own, reg)
+		}
+		return reg, err
 	}
 	if m.reg == nil {
 		reg, err := m.SharedIndexInformer.AddEventHandler(fanOut{m})
@@ -82,12 +85,13 @@ func (m *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler
 // notification being delivered may still reach it) or an own listener
 // from the informer.
 func (m *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
-	r, ok := handle.(*registration)
-	if !ok {
-		return m.SharedIndexInformer.RemoveEventHandler(handle)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	r, ok := handle.(*registration)
+	if !ok || r.shared != m.reg {
+		m.own = slices.DeleteFunc(m.own, func(o cache.ResourceEventHandlerRegistration) bool { return o == handle })
+		return m.SharedIndexInformer.RemoveEventHandler(handle)
+	}
 	old := *m.subs.Load()
 	subs := make([]*registration, 0, len(old))
 	for _, s := range old {
@@ -100,6 +104,26 @@ func (m *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistrat
 	}
 	m.subs.Store(&subs)
 	return nil
+}
+
+// Close removes every handler added through m from the informer: the
+// shared listener and the handlers' own. The informer keeps running for
+// its other handlers (and its other wrappers').
+func (m *Informer) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	regs := m.own
+	if m.reg != nil {
+		regs = append(regs, m.reg)
+	}
+	var errs []error
+	for _, reg := range regs {
+		errs = append(errs, m.SharedIndexInformer.RemoveEventHandler(reg))
+	}
+	m.own, m.reg = nil, nil
+	m.subs.Store(&[]*registration{})
+	m.delivered.Store(true) // a handler added after Close gets its own listener
+	return errors.Join(errs...)
 }
 
 // Handlers is how many handlers share the listener.

@@ -70,17 +70,53 @@ type Options struct {
 	// Metrics, when set, gets the controllers' workqueue_* and scheduler_*
 	// metrics (the server's /metrics registry).
 	Metrics prometheus.Registerer
+	// Cache, when set, is the server's informer factory, which outlives
+	// the term: the controllers share its informers with authorization,
+	// APF and admission instead of a factory of their own (see New).
+	Cache *SharedCache
+}
+
+// SharedCache is an informer factory that outlives a leadership term, and
+// the func that starts its registered informers for the factory's life.
+type SharedCache struct {
+	Factory *handlermux.Factory
+	Start   func()
 }
 
 // New builds a Context over client. Call Start once every controller has
 // registered its informers, and Shutdown when the term ends.
+//
+// With opts.Cache the term's informers are the shared cache's: Start
+// starts the ones the term added for the cache's life (a term's context
+// would end them for good, and the factory never starts an informer
+// twice), and Shutdown removes the term's event handlers, leaving the
+// informers to the cache (a later term reuses them).
 func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	if opts.Cache != nil {
+		mux := handlermux.Wrap(opts.Cache.Factory, "", nil)
+		return &Context{Client: client, Informers: termFactory{Factory: mux, start: opts.Cache.Start}, mux: mux, Logger: log, Options: opts}
+	}
 	mux := handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)
 	return &Context{Client: client, Informers: mux, mux: mux, Logger: log, Options: opts}
 }
+
+// termFactory is a term's view of a SharedCache.
+type termFactory struct {
+	*handlermux.Factory
+	start func()
+}
+
+// Start starts the new informers for the cache's life, whatever stop is.
+func (t termFactory) Start(<-chan struct{}) { t.start() }
+
+// StartWithContext starts the new informers for the cache's life.
+func (t termFactory) StartWithContext(context.Context) { t.start() }
+
+// Shutdown leaves the informers running: the cache owns them.
+func (t termFactory) Shutdown() {}
 
 // Recorder returns an event recorder for component (the event's source).
 // All recorders share one broadcaster writing through Client.
@@ -115,9 +151,15 @@ func (c *Context) Caches(gvr schema.GroupVersionResource, typ reflect.Type) bool
 	return c.mux.Has(gvr, typ)
 }
 
-// Shutdown stops the informers and the event broadcaster. Call it after
-// the ctx given to Start has ended (it waits for the informers to stop).
+// Shutdown stops the informers (or, on a shared cache, removes the term's
+// event handlers from them) and the event broadcaster. Call it after the
+// ctx given to Start has ended (it waits for the informers to stop).
 func (c *Context) Shutdown() {
+	if c.Options.Cache != nil {
+		if err := c.mux.Close(); err != nil {
+			c.Logger.Warn("removing the term's event handlers", zap.Error(err))
+		}
+	}
 	c.Informers.Shutdown()
 	if c.broadcaster != nil {
 		c.broadcaster.Shutdown()
