@@ -1,14 +1,10 @@
 package server
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/datastore"
 	"github.com/orch/orch/server/admission"
@@ -19,7 +15,6 @@ import (
 	"github.com/orch/orch/server/admission/runtimeclass"
 	saadmission "github.com/orch/orch/server/admission/serviceaccount"
 	"github.com/orch/orch/server/admission/webhook"
-	"github.com/orch/orch/server/aggregator"
 	"github.com/orch/orch/server/apf"
 	"github.com/orch/orch/server/auth"
 	"github.com/orch/orch/server/auth/satoken"
@@ -74,35 +69,4 @@ type parts struct {
 // policyPlugin is an admission policy plug-in fed by the loopback clients.
 type policyPlugin interface {
 	Start(client kubernetes.Interface, dyn dynamic.Interface, f informers.SharedInformerFactory, authz auth.Authorizer, stop <-chan struct{}) error
-}
-
-// startPolicies starts the ValidatingAdmissionPolicy and
-// MutatingAdmissionPolicy plug-ins over the loopback clients and one
-// informer factory (they share the namespaces and params); the returned
-// func stops them.
-func startPolicies(loopback *rest.Config, client kubernetes.Interface, authz auth.Authorizer, plugins ...policyPlugin) (func(), error) {
-	dyn, err := dynamic.NewForConfig(loopback)
-	if err != nil {
-		return nil, fmt.Errorf("policy dynamic client: %w", err)
-	}
-	f := informers.NewSharedInformerFactory(client, 0)
-	// The informers run with ctx itself: a context made from a bare stop
-	// channel costs every informer's derived contexts a goroutine each.
-	ctx, cancel := context.WithCancel(context.Background())
-	for _, p := range plugins {
-		if err := p.Start(client, dyn, f, authz, ctx.Done()); err != nil {
-			cancel()
-			return nil, err
-		}
-	}
-	f.StartWithContext(ctx)
-	return cancel, nil
-}
-
-// startWebhooks feeds the webhook dispatcher its configurations and the
-// Service resolver; the returned func stops the informers.
-func startWebhooks(d *webhook.Dispatcher, client kubernetes.Interface) func() {
-	src, stop := webhook.StartInformers(client)
-	d.SetSource(src, aggregator.EndpointResolver{Client: client})
-	return stop
 }

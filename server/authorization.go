@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/server/apiserver"
@@ -32,13 +33,11 @@ func newAuthorization(log *zap.Logger) *authorization {
 	return a
 }
 
-// start fills the caches through client; the returned func stops them.
-func (a *authorization) start(client kubernetes.Interface) func() {
-	podGraph, stopGraph := auth.StartPodGraph(client)
-	a.nodeGraph.Set(podGraph)
-	lister, stopRBAC := rbac.StartInformers(client)
-	a.rbac.Set(lister)
-	return func() { stopRBAC(); stopGraph() }
+// start registers the node graph's and RBAC's informers with f (the
+// server's shared cache, which the caller starts).
+func (a *authorization) start(f informers.SharedInformerFactory) {
+	a.nodeGraph.Set(auth.NewPodGraph(f))
+	a.rbac.Set(rbac.NewLister(f))
 }
 
 // ready reports whether RBAC's cache has loaded (for /readyz).

@@ -182,7 +182,8 @@ type inProcess struct {
 }
 
 // startInProcess starts what runs in-process on every server over the
-// loopback client (the pod and RBAC caches behind authorization) and builds
+// loopback client (the shared cache behind authorization, APF and
+// admission) and builds
 // the leader-only controllers, which leaderTasks runs.
 func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls controllerTLS, log *zap.Logger) (*inProcess, error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
@@ -192,6 +193,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	if err != nil {
 		return nil, fmt.Errorf("loopback client: %w", err)
 	}
+	cache := newSharedCache(loopClient)
 	ipam, err := nodeipam.New(nodeipam.Config{Client: loopClient, ClusterCIDR: cfg.ClusterCIDR, Logger: log})
 	if err != nil {
 		return nil, err
@@ -213,7 +215,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		loops = append(loops, controller{"controllers", func(ctx context.Context) error {
 			return runShared(ctx, loopClient, meta, shared, kit.Options{NodeMonitorGracePeriod: cfg.NodeMonitorGracePeriod, DataDir: cfg.DataDir,
 				ClusterCAPEM: tls.caPEM, IssueLegacyToken: tls.sa.issueLegacy, SignCSR: tls.signCSR,
-				Loopback: loopback, HPASyncPeriod: cfg.HPASyncPeriod, Metrics: parts.prom}, log)
+				Loopback: loopback, HPASyncPeriod: cfg.HPASyncPeriod, Metrics: parts.prom, Cache: cache.forControllers()}, log)
 		}})
 	}
 	crdLoop, stopCRDs, err := parts.crds.start(loopback, log)
@@ -227,19 +229,13 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		return nil, err
 	}
 	loops = append(loops, manifests)
-	stopAuthz := parts.authz.start(loopClient)
-	_, stopAPF := apf.Watch(parts.apf, loopClient)
-	stopHooks := startWebhooks(parts.hooks, loopClient)
-	stopPolicies, err := startPolicies(loopback, loopClient, parts.authz.authz, parts.policies, parts.mutatingPolicies)
-	if err != nil {
-		stopHooks()
-		stopAPF()
+	if err := startCaches(loopback, loopClient, parts, cache); err != nil {
+		cache.stop()
 		stopCRDs()
-		stopAuthz()
 		return nil, err
 	}
 	return &inProcess{client: loopClient, loops: loops, policy: bootstrapPolicy(loopClient, log),
-		stop: func() { stopPolicies(); stopHooks(); stopAPF(); stopCRDs(); stopAuthz() }}, nil
+		stop: func() { cache.stop(); stopCRDs() }}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,

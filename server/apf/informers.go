@@ -1,13 +1,9 @@
 package apf
 
 import (
-	"context"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Watcher keeps a Classifier on the configuration the API holds.
@@ -16,11 +12,11 @@ type Watcher struct {
 	f informers.SharedInformerFactory
 }
 
-// Watch fills c from FlowSchema and PriorityLevelConfiguration informers
-// over client, rebuilding the snapshot on every change. Stop the watch
-// with the returned func.
-func Watch(c *Classifier, client kubernetes.Interface) (*Watcher, func()) {
-	w := &Watcher{c: c, f: informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())}
+// Watch fills c from the FlowSchema and PriorityLevelConfiguration
+// informers of f (the server's shared cache; the caller starts it),
+// rebuilding the snapshot on every change.
+func Watch(c *Classifier, f informers.SharedInformerFactory) *Watcher {
+	w := &Watcher{c: c, f: f}
 	fc := w.f.Flowcontrol().V1()
 	rebuild := cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { w.rebuild() }, UpdateFunc: func(any, any) { w.rebuild() }, DeleteFunc: func(any) { w.rebuild() },
@@ -28,12 +24,7 @@ func Watch(c *Classifier, client kubernetes.Interface) (*Watcher, func()) {
 	// Errors only come from a stopped informer.
 	_, _ = fc.FlowSchemas().Informer().AddEventHandler(rebuild)
 	_, _ = fc.PriorityLevelConfigurations().Informer().AddEventHandler(rebuild)
-	ctx, cancel := context.WithCancel(context.Background())
-	w.f.StartWithContext(ctx)
-	return w, func() {
-		cancel()
-		w.f.Shutdown()
-	}
+	return w
 }
 
 // Synced reports whether both caches have been listed once.

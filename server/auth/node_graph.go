@@ -10,11 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
-
-	"github.com/orch/orch/internal/cachetrim"
 )
 
 // ErrGraphNotReady means the node graph's pod cache is not filled yet; the
@@ -41,23 +38,18 @@ func NewPodListerGraph(lister corelisters.PodLister, hasSynced func() bool) *Pod
 	return &PodListerGraph{pods: lister, hasSynced: hasSynced}
 }
 
-// StartPodGraph starts a pod informer on client (for orch server: a
-// clientset over the API server's LoopbackTransport) and returns a graph
-// over it, plus stop, which ends the informer and waits for it.
-func StartPodGraph(client kubernetes.Interface) (graph *PodListerGraph, stop func()) {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
+// NewPodGraph registers the pod, PersistentVolume and Ingress informers
+// with factory (for orch server: the server's shared cache over the API
+// server's LoopbackTransport; the caller starts it) and returns a graph
+// over them.
+func NewPodGraph(factory informers.SharedInformerFactory) *PodListerGraph {
 	pods, pvs := factory.Core().V1().Pods(), factory.Core().V1().PersistentVolumes()
 	ings := factory.Networking().V1().Ingresses()
-	graph = NewPodListerGraph(pods.Lister(), func() bool {
+	graph := NewPodListerGraph(pods.Lister(), func() bool {
 		return pods.Informer().HasSynced() && pvs.Informer().HasSynced() && ings.Informer().HasSynced()
 	})
 	graph.volumes, graph.ingresses = pvs.Lister(), ings.Lister()
-	ctx, cancel := context.WithCancel(context.Background())
-	factory.StartWithContext(ctx)
-	return graph, func() {
-		cancel()
-		factory.Shutdown()
-	}
+	return graph
 }
 
 func (g *PodListerGraph) ready() error {

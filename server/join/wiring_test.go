@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -56,9 +57,11 @@ func TestServerWiring(t *testing.T) {
 	}
 	loopback := &rest.Config{Host: "http://orch-loopback", Transport: api.LoopbackTransport()}
 	admin := kubernetes.NewForConfigOrDie(loopback)
-	podGraph, stopGraph := auth.StartPodGraph(admin)
-	defer stopGraph()
-	graph.Set(podGraph)
+	factory := informers.NewSharedInformerFactory(admin, 0)
+	graph.Set(auth.NewPodGraph(factory))
+	factoryCtx, stopFactory := context.WithCancel(context.Background())
+	factory.StartWithContext(factoryCtx)
+	defer func() { stopFactory(); factory.Shutdown() }()
 	if err := api.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,12 @@
 package webhook
 
 import (
-	"context"
 	"sort"
 	"sync/atomic"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Source lists the webhook configurations and namespace labels.
@@ -26,15 +22,13 @@ type informerSource struct {
 	f informers.SharedInformerFactory
 }
 
-// StartInformers watches the configurations and namespaces through client.
-func StartInformers(client kubernetes.Interface) (Source, func()) {
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
+// NewSource registers the configuration and namespace informers with f
+// (the server's shared cache; the caller starts it) and reads them.
+func NewSource(f informers.SharedInformerFactory) Source {
 	f.Admissionregistration().V1().MutatingWebhookConfigurations().Informer()
 	f.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer()
 	f.Core().V1().Namespaces().Informer()
-	ctx, cancel := context.WithCancel(context.Background())
-	f.StartWithContext(ctx)
-	return &informerSource{f: f}, func() { cancel(); f.Shutdown() }
+	return &informerSource{f: f}
 }
 
 func (s *informerSource) Mutating() []*admissionregistrationv1.MutatingWebhookConfiguration {

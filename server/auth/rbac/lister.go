@@ -1,7 +1,6 @@
 package rbac
 
 import (
-	"context"
 	"errors"
 	"sync/atomic"
 
@@ -9,9 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Lister reads roles and bindings.
@@ -32,21 +28,16 @@ type informerLister struct {
 	f informers.SharedInformerFactory
 }
 
-// StartInformers watches the four RBAC types through client and returns a
-// Lister over the cache, and a stop func.
-func StartInformers(client kubernetes.Interface) (Lister, func()) {
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
+// NewLister registers informers of the four RBAC types with f (the
+// server's shared cache; the caller starts it) and returns a Lister over
+// them.
+func NewLister(f informers.SharedInformerFactory) Lister {
 	r := f.Rbac().V1()
 	r.Roles().Informer()
 	r.ClusterRoles().Informer()
 	r.RoleBindings().Informer()
 	r.ClusterRoleBindings().Informer()
-	ctx, cancel := context.WithCancel(context.Background())
-	f.StartWithContext(ctx)
-	return &informerLister{f: f}, func() {
-		cancel()
-		f.Shutdown()
-	}
+	return &informerLister{f: f}
 }
 
 func (l *informerLister) GetRole(ns, name string) (*rbacv1.Role, error) {
