@@ -1,6 +1,7 @@
 package handlermux
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sync"
@@ -175,3 +176,30 @@ func (f *Factory) Storage() storage.Interface       { return storage.New(f, f.na
 func (f *Factory) Storagemigration() storagemigration.Interface {
 	return storagemigration.New(f, f.namespace, f.tweak)
 }
+
+// View is one part's view of a Factory that outlives the part (a
+// leadership term's controllers on the server's cache, an agent component
+// on the agent's): its informers are the Factory's, Start and
+// StartWithContext start the ones the part added for the Factory's life
+// (a part's context would end them for good, and a factory never starts
+// an informer twice), and Shutdown takes back the part's handlers
+// (Close) and leaves the informers running.
+type View struct {
+	*Factory
+	start func()
+}
+
+// NewView wraps base for one part; start starts base's informers for
+// base's life.
+func NewView(base *Factory, start func()) *View {
+	return &View{Factory: Wrap(base, base.namespace, base.tweak), start: start}
+}
+
+// Start starts the new informers for the Factory's life, whatever stop is.
+func (v *View) Start(<-chan struct{}) { v.start() }
+
+// StartWithContext starts the new informers for the Factory's life.
+func (v *View) StartWithContext(context.Context) { v.start() }
+
+// Shutdown removes the part's handlers; the informers run on.
+func (v *View) Shutdown() { _ = v.Close() }

@@ -96,27 +96,12 @@ func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 		log = zap.NewNop()
 	}
 	if opts.Cache != nil {
-		mux := handlermux.Wrap(opts.Cache.Factory, "", nil)
-		return &Context{Client: client, Informers: termFactory{Factory: mux, start: opts.Cache.Start}, mux: mux, Logger: log, Options: opts}
+		view := handlermux.NewView(opts.Cache.Factory, opts.Cache.Start)
+		return &Context{Client: client, Informers: view, mux: view.Factory, Logger: log, Options: opts}
 	}
 	mux := handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)
 	return &Context{Client: client, Informers: mux, mux: mux, Logger: log, Options: opts}
 }
-
-// termFactory is a term's view of a SharedCache.
-type termFactory struct {
-	*handlermux.Factory
-	start func()
-}
-
-// Start starts the new informers for the cache's life, whatever stop is.
-func (t termFactory) Start(<-chan struct{}) { t.start() }
-
-// StartWithContext starts the new informers for the cache's life.
-func (t termFactory) StartWithContext(context.Context) { t.start() }
-
-// Shutdown leaves the informers running: the cache owns them.
-func (t termFactory) Shutdown() {}
 
 // Recorder returns an event recorder for component (the event's source).
 // All recorders share one broadcaster writing through Client.
@@ -155,11 +140,6 @@ func (c *Context) Caches(gvr schema.GroupVersionResource, typ reflect.Type) bool
 // event handlers from them) and the event broadcaster. Call it after the
 // ctx given to Start has ended (it waits for the informers to stop).
 func (c *Context) Shutdown() {
-	if c.Options.Cache != nil {
-		if err := c.mux.Close(); err != nil {
-			c.Logger.Warn("removing the term's event handlers", zap.Error(err))
-		}
-	}
 	c.Informers.Shutdown()
 	if c.broadcaster != nil {
 		c.broadcaster.Shutdown()
