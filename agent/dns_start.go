@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/agent/dns"
@@ -13,9 +14,9 @@ import (
 // ctx ends or the returned func is called, which also removes its
 // interface. A DNS server that cannot start is logged, not fatal: pods
 // still run.
-func startDNS(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface) func() {
+func startDNS(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, svc informers.SharedInformerFactory) func() {
 	srv, err := dns.New(dns.Config{Client: client, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
-		LinkName: dns.LinkName(cfg.BridgeName), Logger: log.Named("dns")})
+		LinkName: dns.LinkName(cfg.BridgeName), Logger: log.Named("dns"), Informers: svc})
 	if err != nil {
 		log.Error("cluster DNS not started", zap.Error(err))
 		return func() {}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -30,6 +31,10 @@ type Config struct {
 	Upstreams []string
 	Timeout   time.Duration // per forwarded query (default 2s)
 	Logger    *zap.Logger
+	// Informers, when set, is the agent's shared factory for Services and
+	// EndpointSlices (a handlermux.View): the cache registers there
+	// instead of starting a factory of its own.
+	Informers informers.SharedInformerFactory
 }
 
 // Server answers DNS on ClusterDNS:Port over UDP and TCP.
@@ -63,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
-	c, err := NewCache(cfg.Client)
+	c, err := NewCache(cfg.Client, cfg.Informers)
 	if err != nil {
 		return nil, err
 	}
