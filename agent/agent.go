@@ -15,7 +15,6 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -247,18 +246,16 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client apiClients
 		return err
 	}
 	defer stopOverlay()
-	svc := newServiceInformers(ctx, client)
-	defer svc.stop() // after the parts below: deferred calls run last-in first-out
-	defer startProxy(ctx, cfg, log, client, svc.view())()
+	defer startProxy(ctx, cfg, log, client)()
 	defer startNetpol(ctx, cfg, log, client)()
-	defer startDNS(ctx, cfg, log, client, svc.view())()
-	defer startIngress(ctx, cfg, log, client, svc.view())()
+	defer startDNS(ctx, cfg, log, client)()
+	defer startIngress(ctx, cfg, log, client)()
 	stopNode := keepNode(ctx, cfg, log, client, ctrd, netm, nodeCfg, podCIDR)
 	defer stopNode()
 	if cfg.Ready != nil {
 		cfg.Ready()
 	}
-	return runPods(ctx, cfg, log, client, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds, svc.view())
+	return runPods(ctx, cfg, log, client, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
 }
 
 // keepNode runs the heartbeat (Lease, conditions from real health) and
@@ -384,8 +381,7 @@ func setupHost(cfg Config, log *zap.Logger, podCIDR string, mtu int, alloc corev
 }
 
 func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients, rt runtime.Interface,
-	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.ImageService, nc node.Config, creds *join.Credentials,
-	svc informers.SharedInformerFactory) error {
+	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.ImageService, nc node.Config, creds *join.Credentials) error {
 	bc := record.NewBroadcaster(record.WithContext(ctx))
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.events.CoreV1().Events("")})
 	defer bc.Shutdown()
@@ -415,7 +411,6 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients
 		PodsDir: podsDir, DNS: kubelet.DNS{ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain},
 		HostIP: nc.InternalIP.String(), Allocatable: nc.Allocatable,
 		MemoryCapacity: qos.MemoryBytes(nc.Capacity), SyncPeriod: cfg.SyncFrequency, Log: log.Named("kubelet"),
-		ServiceInformers: svc,
 	})
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"go.uber.org/zap"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/agent/proxy"
@@ -14,9 +13,9 @@ import (
 // ctx ends or the returned func is called; its rules stay in place, so
 // Services keep working while the agent restarts. A proxy that cannot
 // start is logged, not fatal: pods still run.
-func startProxy(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, svc informers.SharedInformerFactory) func() {
+func startProxy(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface) func() {
 	p, err := proxy.New(log, client, proxy.Config{NodeName: cfg.NodeName, Prefix: cfg.ChainPrefix,
-		ClusterCIDR: cfg.ClusterCIDR, BridgeName: cfg.BridgeName, Informers: svc})
+		ClusterCIDR: cfg.ClusterCIDR, BridgeName: cfg.BridgeName})
 	if err != nil {
 		log.Error("service proxy not started", zap.Error(err))
 		return func() {}

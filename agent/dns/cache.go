@@ -42,12 +42,9 @@ type Cache struct {
 	slices   cache.SharedIndexInformer
 }
 
-// NewCache registers the informers with f (the agent's shared factory)
-// or, when f is nil, with a factory of its own over client; Start runs them.
-func NewCache(client kubernetes.Interface, f informers.SharedInformerFactory) (*Cache, error) {
-	if f == nil {
-		f = informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(stripManagedFields))
-	}
+// NewCache registers the informers; Start runs them.
+func NewCache(client kubernetes.Interface) (*Cache, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(stripManagedFields))
 	c := &Cache{factory: f, services: f.Core().V1().Services().Informer(),
 		slices: f.Discovery().V1().EndpointSlices().Informer()}
 	if err := c.services.AddIndexers(cache.Indexers{byIPIndex: serviceIPs, byNSIndex: cache.MetaNamespaceIndexFunc}); err != nil {
@@ -62,12 +59,13 @@ func NewCache(client kubernetes.Interface, f informers.SharedInformerFactory) (*
 // Start runs the informers and waits for their first list.
 func (c *Cache) Start(ctx context.Context) error {
 	c.factory.StartWithContext(ctx)
-	// Its own informers only: a shared factory may hold others.
-	if !cache.WaitForCacheSync(ctx.Done(), c.services.HasSynced, c.slices.HasSynced) {
-		if ctx.Err() != nil {
-			return fmt.Errorf("dns cache: Services and EndpointSlices not synced: %w", ctx.Err())
+	for typ, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return fmt.Errorf("dns cache: %v not synced: %w", typ, ctx.Err())
+			}
+			return fmt.Errorf("dns cache: %v not synced: %w", typ, errNotSynced)
 		}
-		return fmt.Errorf("dns cache: Services and EndpointSlices not synced: %w", errNotSynced)
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func fakeCluster(t *testing.T) *fakeClient {
 func startCache(t *testing.T, objs ...runtime.Object) (*Cache, *fakeClient) {
 	t.Helper()
 	client := fakeclient.NewClientset(objs...)
-	c, err := NewCache(client, nil)
+	c, err := NewCache(client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/miekg/dns"
 	"go.uber.org/zap"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -31,10 +30,6 @@ type Config struct {
 	Upstreams []string
 	Timeout   time.Duration // per forwarded query (default 2s)
 	Logger    *zap.Logger
-	// Informers, when set, is the agent's shared factory for Services and
-	// EndpointSlices (a handlermux.View): the cache registers there
-	// instead of starting a factory of its own.
-	Informers informers.SharedInformerFactory
 }
 
 // Server answers DNS on ClusterDNS:Port over UDP and TCP.
@@ -68,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
-	c, err := NewCache(cfg.Client, cfg.Informers)
+	c, err := NewCache(cfg.Client)
 	if err != nil {
 		return nil, err
 	}

@@ -31,11 +31,6 @@ type Config struct {
 	HTTPPort, HTTPSPort int
 	// RetryBind is how often a port that was taken is tried again (10s).
 	RetryBind time.Duration
-	// Informers, when set, is the agent's shared factory for Services and
-	// EndpointSlices (a handlermux.View, whose base drops managedFields and
-	// the last-applied annotation as slim does); nil starts one of the
-	// controller's own.
-	Informers informers.SharedInformerFactory
 }
 
 // Controller keeps the routing Table current and the listeners open while
@@ -71,10 +66,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, own := cfg.Informers, cfg.Informers == nil
-	if own {
-		f = informers.NewSharedInformerFactory(cfg.Client, 0)
-	}
+	f := informers.NewSharedInformerFactory(cfg.Client, 0)
 	c := &Controller{cfg: cfg, log: cfg.Logger, factory: f, trigger: make(chan struct{}, 1)}
 	c.table.Store(Build(Inputs{}))
 	c.secrets = newSecrets(cfg.Client, cfg.Logger, c.changed)
@@ -82,10 +74,8 @@ func New(cfg Config) (*Controller, error) {
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
 	c.ingresses, c.classes, c.services, c.slices = ing.Lister(), cls.Lister(), svc.Lister(), sl.Lister()
 	for _, inf := range []cache.SharedIndexInformer{ing.Informer(), cls.Informer(), svc.Informer(), sl.Informer()} {
-		if own { // a shared factory's informers have their transform
-			if err := inf.SetTransform(slim); err != nil {
-				return nil, err
-			}
+		if err := inf.SetTransform(slim); err != nil {
+			return nil, err
 		}
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { c.changed() },
 			UpdateFunc: func(any, any) { c.changed() }, DeleteFunc: func(any) { c.changed() }}); err != nil {

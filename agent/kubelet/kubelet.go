@@ -42,15 +42,11 @@ type Config struct {
 	Hooks    Hooks // nil: lifecycle hooks are not run
 	// Env resolves a container's environment; nil uses agent/envvars with
 	// ConfigMaps and Secrets read from the API.
-	Env func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error)
-	// ServiceInformers, when set, is the agent's shared factory for
-	// Services (a handlermux.View), read for the service environment
-	// variables; nil starts one of the kubelet's own.
-	ServiceInformers informers.SharedInformerFactory
-	Recorder         record.EventRecorder
-	PodsDir          string // <data-dir>/agent/pods
-	DNS              DNS
-	HostIP           string
+	Env      func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) ([]string, error)
+	Recorder record.EventRecorder
+	PodsDir  string // <data-dir>/agent/pods
+	DNS      DNS
+	HostIP   string
 	// Allocatable is what admission fits pods into; MemoryCapacity feeds
 	// the OOM score policy.
 	Allocatable    corev1.ResourceList
@@ -116,10 +112,7 @@ func New(cfg Config) (*Kubelet, error) {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
 		}))
-	k.svcFactory = cfg.ServiceInformers
-	if k.svcFactory == nil {
-		k.svcFactory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option())
-	}
+	k.svcFactory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option())
 	k.services = k.svcFactory.Core().V1().Services().Lister()
 	if k.cfg.Env == nil {
 		k.cfg.Env = k.apiEnv()

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net"
 	"time"
-
-	"k8s.io/client-go/informers"
 )
 
 // Config is what the proxy needs to know about its node.
@@ -31,9 +29,6 @@ type Config struct {
 	// MasqMark is the fwmark bit of packets to masquerade (default 0x4000,
 	// kube-proxy's).
 	MasqMark uint32
-	// Informers, when set, is the agent's shared factory for Services and
-	// EndpointSlices (a handlermux.View); nil starts one of the proxy's own.
-	Informers informers.SharedInformerFactory
 }
 
 const (

@@ -46,10 +46,7 @@ func New(log *zap.Logger, client kubernetes.Interface, cfg Config) (*Proxier, er
 
 // newProxier builds a proxier on a backend (cfg has its defaults).
 func newProxier(log *zap.Logger, client kubernetes.Interface, cfg Config, be backend, ct conntracker) (*Proxier, error) {
-	f := cfg.Informers
-	if f == nil {
-		f = informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
-	}
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
 	p := &Proxier{cfg: cfg, log: log, factory: f, kick: make(chan struct{}, 1),
 		syncer: newSyncer(log, be, newGenerator(cfg, be.HasRandomFully()), ct)}
 	p.services = f.Core().V1().Services().Lister()
@@ -89,10 +86,10 @@ func (p *Proxier) poke() {
 func (p *Proxier) Run(ctx context.Context) error {
 	p.factory.StartWithContext(ctx)
 	defer p.factory.Shutdown()
-	// Its own informers only: a shared factory may hold others.
-	if !cache.WaitForCacheSync(ctx.Done(), p.factory.Core().V1().Services().Informer().HasSynced,
-		p.factory.Discovery().V1().EndpointSlices().Informer().HasSynced) {
-		return fmt.Errorf("proxy: Service and EndpointSlice caches did not sync: %w", ctx.Err())
+	for typ, ok := range p.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("proxy: %v cache did not sync: %w", typ, ctx.Err())
+		}
 	}
 	if p.cfg.BridgeName != "" {
 		p.routeLocalnet()
