@@ -33,9 +33,9 @@ func newAuthorization(log *zap.Logger) *authorization {
 	return a
 }
 
-// start registers the node graph's and RBAC's informers with f (the
+// register registers the node graph's and RBAC's informers with f (the
 // server's shared cache, which the caller starts).
-func (a *authorization) start(f informers.SharedInformerFactory) {
+func (a *authorization) register(f informers.SharedInformerFactory) {
 	a.nodeGraph.Set(auth.NewPodGraph(f))
 	a.rbac.Set(rbac.NewLister(f))
 }

@@ -183,8 +183,8 @@ type inProcess struct {
 
 // startInProcess starts what runs in-process on every server over the
 // loopback client (the shared cache behind authorization, APF and
-// admission) and builds
-// the leader-only controllers, which leaderTasks runs.
+// admission) and builds the leader-only controllers, which leaderTasks
+// runs.
 func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls controllerTLS, log *zap.Logger) (*inProcess, error) {
 	// In-process clients are not rate-limited by client-go (QPS < 0): the
 	// API server's own limits apply.

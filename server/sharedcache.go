@@ -52,7 +52,7 @@ func (c *sharedCache) forControllers() *kit.SharedCache {
 // startCaches registers the informers of authorization, APF and admission
 // with the shared cache and starts it.
 func startCaches(loopback *rest.Config, client kubernetes.Interface, parts *parts, cache *sharedCache) error {
-	parts.authz.start(cache.factory)
+	parts.authz.register(cache.factory)
 	apf.Watch(parts.apf, cache.factory)
 	parts.hooks.SetSource(webhook.NewSource(cache.factory), aggregator.EndpointResolver{Client: client})
 	if err := startPolicies(loopback, client, cache.factory, parts.authz.authz, cache.ctx.Done(), parts.policies, parts.mutatingPolicies); err != nil {

@@ -178,8 +178,7 @@ func (f *Factory) Storagemigration() storagemigration.Interface {
 }
 
 // View is one part's view of a Factory that outlives the part (a
-// leadership term's controllers on the server's cache, an agent component
-// on the agent's): its informers are the Factory's, Start and
+// leadership term's controllers on the server's cache): its informers are the Factory's, Start and
 // StartWithContext start the ones the part added for the Factory's life
 // (a part's context would end them for good, and a factory never starts
 // an informer twice), and Shutdown takes back the part's handlers

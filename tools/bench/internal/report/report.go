@@ -86,13 +86,13 @@ func (r *Run) ratios(w io.Writer) {
 		perSecond := func(c load.CreateResult) float64 { return c.PerSecond }
 		p99 := func(c load.CreateResult) float64 { return float64(c.Latency.P99) }
 		row(w, fmt.Sprint(level),
-			ratio(o, base, level, perSecond, "%.2fx"),
-			ratio(o, base, level, p99, "%.2fx"),
-			ratio(o, store, level, perSecond, "%.2fx"))
+			ratio(o, base, level, perSecond),
+			ratio(o, base, level, p99),
+			ratio(o, store, level, perSecond))
 	}
 }
 
-func ratio(o load.CreateResult, other *Target, level int, f func(load.CreateResult) float64, format string) string {
+func ratio(o load.CreateResult, other *Target, level int, f func(load.CreateResult) float64) string {
 	if other == nil {
 		return "n/a"
 	}
@@ -100,7 +100,7 @@ func ratio(o load.CreateResult, other *Target, level int, f func(load.CreateResu
 	if !ok || f(c) == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf(format, f(o)/f(c))
+	return fmt.Sprintf("%.2fx", f(o)/f(c))
 }
 
 func (r *Run) target(name string) *Target {
