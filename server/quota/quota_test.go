@@ -101,3 +101,34 @@ func TestLimitRangeDefaultsAndRatio(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestUsageFromMetadata: count-only resources are counted from metadata
+// alone, with their legacy names; pods, services and claims read specs.
+func TestUsageFromMetadata(t *testing.T) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"}}
+	for gr, want := range map[schema.GroupResource][]corev1.ResourceName{
+		{Resource: "configmaps"}:                 {ConfigMaps, "count/configmaps"},
+		{Resource: "secrets"}:                    {Secrets, "count/secrets"},
+		{Resource: "replicationcontrollers"}:     {replicationControllers, "count/replicationcontrollers"},
+		{Resource: "podtemplates"}:               {"count/podtemplates"},
+		{Group: "apps", Resource: "deployments"}: {"count/deployments.apps"},
+	} {
+		if !CountOnly(gr) {
+			t.Errorf("%s: not count-only", gr)
+		}
+		u := Usage(gr, obj)
+		if len(u) != len(want) {
+			t.Errorf("%s: usage %v, want %v", gr, u, want)
+		}
+		for _, n := range want {
+			if v := u[n]; v.Value() != 1 {
+				t.Errorf("%s: %s = %v, want 1", gr, n, v.String())
+			}
+		}
+	}
+	for _, r := range []string{"pods", "services", "persistentvolumeclaims"} {
+		if CountOnly(schema.GroupResource{Resource: r}) {
+			t.Errorf("%s: count-only, but its usage reads the spec", r)
+		}
+	}
+}

@@ -32,10 +32,37 @@ func CountName(gr schema.GroupResource) corev1.ResourceName {
 	return corev1.ResourceName("count/" + gr.Resource + "." + gr.Group)
 }
 
+// legacyCounts are the core resources counted under a name of their own
+// besides count/<resource>, and only counted (see CountOnly).
+var legacyCounts = map[string]corev1.ResourceName{
+	"configmaps": ConfigMaps, "secrets": Secrets,
+	"replicationcontrollers": replicationControllers, "resourcequotas": resourceQuotas,
+}
+
+// CountOnly reports whether an object of gr consumes only counts, read
+// from nothing but its existence: everything but pods, services and
+// persistent volume claims. Their usage can be taken from metadata alone.
+func CountOnly(gr schema.GroupResource) bool {
+	if gr.Group != "" {
+		return true
+	}
+	switch gr.Resource {
+	case "pods", "services", "persistentvolumeclaims":
+		return false
+	}
+	return true
+}
+
 // Usage is what obj of resource gr consumes. Terminal pods consume nothing.
+// For CountOnly resources obj may be any object, metadata only included.
 func Usage(gr schema.GroupResource, obj any) corev1.ResourceList {
 	u := corev1.ResourceList{CountName(gr): *resource.NewQuantity(1, resource.DecimalSI)}
 	one := *resource.NewQuantity(1, resource.DecimalSI)
+	if gr.Group == "" {
+		if name, ok := legacyCounts[gr.Resource]; ok {
+			u[name] = one
+		}
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		if Terminal(o) {
@@ -46,14 +73,6 @@ func Usage(gr schema.GroupResource, obj any) corev1.ResourceList {
 	case *corev1.Service:
 		u[Services] = one
 		addServicePorts(u, o)
-	case *corev1.ConfigMap:
-		u[ConfigMaps] = one
-	case *corev1.Secret:
-		u[Secrets] = one
-	case *corev1.ReplicationController:
-		u[replicationControllers] = one
-	case *corev1.ResourceQuota:
-		u[resourceQuotas] = one
 	case *corev1.PersistentVolumeClaim:
 		u[Claims] = one
 		addClaimStorage(u, o)

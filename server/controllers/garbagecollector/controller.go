@@ -16,10 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/orch/orch/internal/cachetrim"
 	"github.com/orch/orch/server/controllers/kit"
 )
 
@@ -52,17 +50,15 @@ type Controller struct {
 	log    *zap.Logger
 	queue  kit.Queue
 	graph  *graph
-	meta   metadatainformer.SharedInformerFactory
 	// preSynced are the handlers added before the shared cache started
 	// (watchCached), which share their informers' listeners.
 	preSynced []cache.InformerSynced
-	// metaNew are metadata informers not started yet, metaRunning the
-	// started ones (only Run's goroutines touch them, one at a time).
-	metaNew     []cache.SharedIndexInformer
-	metaRunning sync.WaitGroup
-	watched     map[schema.GroupVersionResource]bool // only Run's goroutines touch it, one at a time
-	kindsMu     sync.RWMutex
-	kinds       map[schema.GroupKind]resource
+	// running: Run has begun, so informerFor may make metadata informers
+	// (before, in watchCached, it takes only the typed ones).
+	running bool
+	watched map[schema.GroupVersionResource]bool // only Run's goroutines touch it, one at a time
+	kindsMu sync.RWMutex
+	kinds   map[schema.GroupKind]resource
 }
 
 // New builds the collector; its informers are chosen from discovery, for
@@ -94,7 +90,7 @@ func (c *Controller) watchCached(context.Context) {
 			cached = append(cached, r)
 		}
 	}
-	// c.meta is not made yet, so informerFor takes the shared informers.
+	// c.running is false yet, so informerFor takes the shared informers.
 	synced, err := c.watch(cached)
 	if err != nil {
 		c.log.Debug("watching the cached resources before the cache starts failed; watching from Run", zap.Error(err))
@@ -117,17 +113,14 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.kc.Metadata != nil {
-		c.meta = metadatainformer.NewSharedInformerFactory(c.kc.Metadata, 0)
-		defer c.metaRunning.Wait()
-	}
+	c.running = true
 	synced, err := c.watch(res)
 	if err != nil {
 		return err
 	}
 	synced = append(synced, c.preSynced...)
 	c.kc.Informers.StartWithContext(ctx)
-	c.startMeta(ctx)
+	c.kc.StartMetadata(ctx)
 	if !kit.WaitForSync(ctx, synced...) {
 		return ctx.Err()
 	}
@@ -164,18 +157,20 @@ func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
 // metadata, and a typed informer started for it alone would keep whole
 // objects (ConfigMaps, Secrets, RBAC rules...) in memory.
 func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) {
-	if c.meta == nil || c.cached(r) {
+	useMeta := c.running && c.kc.Metadata != nil
+	if !useMeta || c.cached(r) {
 		if inf, err := c.kc.Informers.ForResource(r.gvr); err == nil {
 			return inf.Informer(), nil
 		}
 	}
-	if c.meta == nil {
+	if !useMeta {
 		return nil, fmt.Errorf("no informer for %s", r.gvr)
 	}
-	inf := c.meta.ForResource(r.gvr).Informer()
-	_ = inf.SetTransform(cachetrim.ManagedFields) // fails only once started: set at creation
-	c.metaNew = append(c.metaNew, inf)
-	return inf, nil
+	gi, err := c.kc.MetadataInformer(r.gvr)
+	if err != nil {
+		return nil, err
+	}
+	return gi.Informer(), nil
 }
 
 // typeOf is the Go type of gvk's typed object (nil when not built in).
@@ -185,16 +180,6 @@ func typeOf(gvk schema.GroupVersionKind) reflect.Type {
 		return nil
 	}
 	return reflect.TypeOf(obj)
-}
-
-// startMeta runs the metadata informers made since the last call, each
-// with ctx (the factory's Start takes a stop channel, and contexts derived
-// from one cost a goroutine each).
-func (c *Controller) startMeta(ctx context.Context) {
-	for _, inf := range c.metaNew {
-		c.metaRunning.Go(func() { inf.RunWithContext(ctx) })
-	}
-	c.metaNew = nil
 }
 
 // rediscover adds the resources that appeared since (custom resources).
@@ -212,7 +197,7 @@ func (c *Controller) rediscover(ctx context.Context) {
 			continue
 		}
 		if synced, err := c.watch(res); err == nil && len(synced) > 0 {
-			c.startMeta(ctx)
+			c.kc.StartMetadata(ctx)
 			c.log.Info("garbage collector watching new resources", zap.Int("resources", len(synced)))
 		}
 	}

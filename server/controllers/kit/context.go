@@ -37,10 +37,12 @@ type Context struct {
 	// Options are the server flags controllers read.
 	Options Options
 	// Metadata, when set, lists and watches any resource as metadata only
-	// (custom resources have no typed informer); the garbage collector uses it.
+	// (custom resources have no typed informer): MetadataInformer's client.
 	Metadata metadata.Interface
 
-	mux         *handlermux.Factory // Informers, which records what was asked of it
+	mux         *handlermux.Factory                           // Informers, which records what was asked of it
+	meta        metaInformers                                 // MetadataInformer's
+	filtered    map[filterKey]informers.SharedInformerFactory // FilteredInformers'
 	broadcaster record.EventBroadcaster
 	beforeStart []func(context.Context)
 }
@@ -127,6 +129,10 @@ func (c *Context) Start(ctx context.Context) error {
 		f(ctx)
 	}
 	c.Informers.StartWithContext(ctx)
+	c.StartMetadata(ctx)
+	for _, f := range c.filtered {
+		f.StartWithContext(ctx)
+	}
 	return nil
 }
 
@@ -141,6 +147,10 @@ func (c *Context) Caches(gvr schema.GroupVersionResource, typ reflect.Type) bool
 // ctx given to Start has ended (it waits for the informers to stop).
 func (c *Context) Shutdown() {
 	c.Informers.Shutdown()
+	c.meta.running.Wait()
+	for _, f := range c.filtered {
+		f.Shutdown()
+	}
 	if c.broadcaster != nil {
 		c.broadcaster.Shutdown()
 	}

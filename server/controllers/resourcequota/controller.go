@@ -59,7 +59,7 @@ func New(kc *kit.Context) (*Controller, error) {
 	}
 	onChange := func(obj any) { c.enqueueNamespace(obj) }
 	for _, gvr := range counted {
-		gi, err := kc.Informers.ForResource(gvr)
+		gi, err := informerFor(kc, gvr)
 		if err != nil {
 			return nil, fmt.Errorf("resourcequota: informer for %v: %w", gvr, err)
 		}
@@ -72,6 +72,17 @@ func New(kc *kit.Context) (*Controller, error) {
 		}
 	}
 	return c, nil
+}
+
+// informerFor is the informer the controller counts gvr's objects with:
+// the typed one for the resources whose usage reads their spec (pods,
+// services, claims), a metadata-only one for those it only counts, so
+// that counting ConfigMaps and Secrets does not hold their data.
+func informerFor(kc *kit.Context, gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+	if !quota.CountOnly(gvr.GroupResource()) || kc.Metadata == nil {
+		return kc.Informers.ForResource(gvr)
+	}
+	return kc.MetadataInformer(gvr)
 }
 
 // Run runs the workers until ctx ends.

@@ -35,12 +35,14 @@ type RootCA struct {
 }
 
 // NewRootCA registers the publisher's informers; caPEM is the cluster CA.
+// It watches only the ConfigMaps named kube-root-ca.crt (one a namespace),
+// not every ConfigMap of the cluster as upstream's publisher does.
 func NewRootCA(kc *kit.Context, caPEM []byte) (*RootCA, error) {
 	if len(caPEM) == 0 {
 		return nil, fmt.Errorf("root CA publisher: no CA certificate")
 	}
 	nsInf := kc.Informers.Core().V1().Namespaces()
-	cmInf := kc.Informers.Core().V1().ConfigMaps()
+	cmInf := kc.FilteredInformers("", "metadata.name="+RootCAConfigMap).Core().V1().ConfigMaps()
 	c := &RootCA{kc: kc, log: kc.Logger.Named("root-ca-cert-publisher"), q: kc.NewQueue("root-ca-cert-publisher"),
 		ca: string(caPEM), ns: nsInf.Lister(), cms: cmInf.Lister()}
 	if _, err := nsInf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {

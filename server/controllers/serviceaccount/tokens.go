@@ -34,13 +34,16 @@ type Tokens struct {
 	synced []cache.InformerSynced
 }
 
-// NewTokens registers the controller's informers.
+// NewTokens registers the controller's informers: ServiceAccounts from the
+// shared cache, and only the Secrets of type
+// kubernetes.io/service-account-token (a cluster's other Secrets, Helm's
+// releases among them, are not held for it).
 func NewTokens(kc *kit.Context, issue LegacyIssuer, caPEM []byte) (*Tokens, error) {
 	if issue == nil {
 		return nil, fmt.Errorf("tokens controller: no token issuer")
 	}
 	saInf := kc.Informers.Core().V1().ServiceAccounts()
-	secInf := kc.Informers.Core().V1().Secrets()
+	secInf := kc.FilteredInformers("", "type="+string(corev1.SecretTypeServiceAccountToken)).Core().V1().Secrets()
 	c := &Tokens{kc: kc, log: kc.Logger.Named("serviceaccount-token"), q: kc.NewQueue("serviceaccount-token"),
 		issue: issue, ca: caPEM, sas: saInf.Lister(), secs: secInf.Lister()}
 	if _, err := secInf.Informer().AddEventHandler(kit.EnqueueHandler(c.q)); err != nil {

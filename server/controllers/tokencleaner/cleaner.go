@@ -26,9 +26,11 @@ type Controller struct {
 	now     func() time.Time
 }
 
-// New registers the controller's handler on the shared Secret informer.
+// New registers the controller's handler on an informer of kube-system's
+// bootstrap token Secrets only (upstream's token cleaner watches the same
+// selection), not every Secret of the cluster.
 func New(kc *kit.Context) (*Controller, error) {
-	inf := kc.Informers.Core().V1().Secrets()
+	inf := kc.FilteredInformers(bootstraptoken.Namespace, "type="+bootstraptoken.SecretType).Core().V1().Secrets()
 	c := &Controller{kc: kc, log: kc.Logger.Named("tokencleaner"), q: kc.NewQueue("tokencleaner"),
 		secrets: inf.Lister(), synced: inf.Informer().HasSynced, now: time.Now}
 	_, err := inf.Informer().AddEventHandler(cache.FilteringResourceEventHandler{

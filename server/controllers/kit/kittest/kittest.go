@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/orch/orch/server/apiserver/apiservertest"
@@ -22,6 +23,7 @@ type Option func(*config)
 
 type config struct {
 	kit    kit.Options
+	meta   bool
 	log    *zap.Logger
 	rest   []func(*rest.Config)
 	setup  []func(context.Context, kubernetes.Interface)
@@ -31,6 +33,10 @@ type config struct {
 
 // KitOptions sets the kit.Options the controllers read (default: zero).
 func KitOptions(o kit.Options) Option { return func(c *config) { c.kit = o } }
+
+// MetadataClient gives the Context a metadata client of the API server
+// (kit.Context.Metadata, for MetadataInformer), as the server's has.
+func MetadataClient() Option { return func(c *config) { c.meta = true } }
 
 // Logger sets the Context's logger (default: zaptest.NewLogger(t)).
 func Logger(l *zap.Logger) Option { return func(c *config) { c.log = l } }
@@ -133,6 +139,11 @@ func start(t testing.TB, cfg *config) (kubernetes.Interface, *kit.Context, conte
 		f(ctx, client)
 	}
 	kc := kit.New(client, cfg.log, cfg.kit)
+	if cfg.meta {
+		if kc.Metadata, err = metadata.NewForConfig(rc); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(kc.Shutdown) // runs after the controllers have stopped
 	return client, kc, ctx, cancel
 }
