@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/orch/orch/internal/cachetrim"
 	"github.com/orch/orch/internal/handlermux"
 	"github.com/orch/orch/server/admission/webhook"
 	"github.com/orch/orch/server/aggregator"
@@ -31,8 +30,7 @@ type sharedCache struct {
 
 func newSharedCache(client kubernetes.Interface) *sharedCache {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
-	return &sharedCache{factory: handlermux.Wrap(f, "", nil), ctx: ctx, cancel: cancel}
+	return &sharedCache{factory: kit.NewFactory(client), ctx: ctx, cancel: cancel}
 }
 
 // start starts every informer registered so far, for the server's life.

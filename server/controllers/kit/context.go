@@ -101,8 +101,16 @@ func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 		view := handlermux.NewView(opts.Cache.Factory, opts.Cache.Start)
 		return &Context{Client: client, Informers: view, mux: view.Factory, Logger: log, Options: opts}
 	}
-	mux := handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)
+	mux := NewFactory(client)
 	return &Context{Client: client, Informers: mux, mux: mux, Logger: log, Options: opts}
+}
+
+// NewFactory is the controllers' kind of informer factory over client: no
+// resync, managedFields dropped from what it caches (as upstream's
+// controller-manager does), handlers registered before an informer
+// delivers sharing one listener. The server's shared cache is one.
+func NewFactory(client kubernetes.Interface) *handlermux.Factory {
+	return handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)
 }
 
 // Recorder returns an event recorder for component (the event's source).
