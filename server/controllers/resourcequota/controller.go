@@ -3,8 +3,11 @@ package resourcequota
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"go.uber.org/zap"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,16 +28,25 @@ import (
 
 const name = "resourcequota"
 
-// counted are the resources whose objects are recounted.
-var counted = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "pods"}, {Version: "v1", Resource: "services"},
-	{Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "secrets"},
-	{Version: "v1", Resource: "persistentvolumeclaims"},
-	{Version: "v1", Resource: "replicationcontrollers"}, {Version: "v1", Resource: "podtemplates"},
-	{Version: "v1", Resource: "resourcequotas"},
-	{Group: "apps", Version: "v1", Resource: "deployments"}, {Group: "apps", Version: "v1", Resource: "replicasets"},
-	{Group: "apps", Version: "v1", Resource: "statefulsets"}, {Group: "apps", Version: "v1", Resource: "daemonsets"},
-	{Group: "batch", Version: "v1", Resource: "jobs"}, {Group: "batch", Version: "v1", Resource: "cronjobs"},
+// counted are the resources whose objects are recounted, with their types.
+var counted = []struct {
+	gvr schema.GroupVersionResource
+	obj runtime.Object
+}{
+	{corev1.SchemeGroupVersion.WithResource("pods"), &corev1.Pod{}},
+	{corev1.SchemeGroupVersion.WithResource("services"), &corev1.Service{}},
+	{corev1.SchemeGroupVersion.WithResource("configmaps"), &corev1.ConfigMap{}},
+	{corev1.SchemeGroupVersion.WithResource("secrets"), &corev1.Secret{}},
+	{corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), &corev1.PersistentVolumeClaim{}},
+	{corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), &corev1.ReplicationController{}},
+	{corev1.SchemeGroupVersion.WithResource("podtemplates"), &corev1.PodTemplate{}},
+	{corev1.SchemeGroupVersion.WithResource("resourcequotas"), &corev1.ResourceQuota{}},
+	{appsv1.SchemeGroupVersion.WithResource("deployments"), &appsv1.Deployment{}},
+	{appsv1.SchemeGroupVersion.WithResource("replicasets"), &appsv1.ReplicaSet{}},
+	{appsv1.SchemeGroupVersion.WithResource("statefulsets"), &appsv1.StatefulSet{}},
+	{appsv1.SchemeGroupVersion.WithResource("daemonsets"), &appsv1.DaemonSet{}},
+	{batchv1.SchemeGroupVersion.WithResource("jobs"), &batchv1.Job{}},
+	{batchv1.SchemeGroupVersion.WithResource("cronjobs"), &batchv1.CronJob{}},
 }
 
 // Controller recounts quota usage.
@@ -57,32 +69,59 @@ func New(kc *kit.Context) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
-	onChange := func(obj any) { c.enqueueNamespace(obj) }
-	for _, gvr := range counted {
-		gi, err := informerFor(kc, gvr)
-		if err != nil {
-			return nil, fmt.Errorf("resourcequota: informer for %v: %w", gvr, err)
+	for _, r := range counted {
+		if quota.CountOnly(r.gvr.GroupResource()) && kc.Metadata != nil {
+			continue // chosen in countOnly, once every controller has asked for its informers
 		}
-		c.objects[gvr.GroupResource()] = gi
-		c.synced = append(c.synced, gi.Informer().HasSynced)
-		if _, err := gi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: onChange, UpdateFunc: func(_, obj any) { onChange(obj) }, DeleteFunc: onChange,
-		}); err != nil {
+		gi, err := kc.Informers.ForResource(r.gvr)
+		if err != nil {
+			return nil, fmt.Errorf("resourcequota: informer for %v: %w", r.gvr, err)
+		}
+		if err := c.count(r.gvr, gi); err != nil {
 			return nil, err
 		}
+	}
+	if kc.Metadata != nil {
+		kc.BeforeStart(func(context.Context) { c.countOnly(kc) })
 	}
 	return c, nil
 }
 
-// informerFor is the informer the controller counts gvr's objects with:
-// the typed one for the resources whose usage reads their spec (pods,
-// services, claims), a metadata-only one for those it only counts, so
-// that counting ConfigMaps and Secrets does not hold their data.
-func informerFor(kc *kit.Context, gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
-	if !quota.CountOnly(gvr.GroupResource()) || kc.Metadata == nil {
-		return kc.Informers.ForResource(gvr)
+// countOnly picks the informers of the resources whose objects are only
+// counted: the typed informer another controller caches anyway, else a
+// metadata-only one (shared with the garbage collector), so that counting
+// ConfigMaps and Secrets does not hold their data. It runs just before the
+// informers start, when every controller has asked for its own.
+func (c *Controller) countOnly(kc *kit.Context) {
+	for _, r := range counted {
+		if !quota.CountOnly(r.gvr.GroupResource()) {
+			continue
+		}
+		var gi informers.GenericInformer
+		var err error
+		if kc.Caches(r.gvr, reflect.TypeOf(r.obj)) {
+			gi, err = kc.Informers.ForResource(r.gvr)
+		} else {
+			gi, err = kc.MetadataInformer(r.gvr)
+		}
+		if err == nil {
+			err = c.count(r.gvr, gi)
+		}
+		if err != nil {
+			c.log.Error("no informer: quota usage of this resource is not recounted", zap.Stringer("resource", r.gvr), zap.Error(err))
+		}
 	}
-	return kc.MetadataInformer(gvr)
+}
+
+// count recounts the namespace's quotas when an object of gvr changes.
+func (c *Controller) count(gvr schema.GroupVersionResource, gi informers.GenericInformer) error {
+	onChange := func(obj any) { c.enqueueNamespace(obj) }
+	c.objects[gvr.GroupResource()] = gi
+	c.synced = append(c.synced, gi.Informer().HasSynced)
+	_, err := gi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onChange, UpdateFunc: func(_, obj any) { onChange(obj) }, DeleteFunc: onChange,
+	})
+	return err
 }
 
 // Run runs the workers until ctx ends.

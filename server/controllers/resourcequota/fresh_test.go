@@ -15,9 +15,9 @@ import (
 
 func TestFreshListCoversCounted(t *testing.T) {
 	c := fake.NewClientset()
-	for _, gvr := range counted {
-		if _, err := listFresh(context.Background(), c, gvr.GroupResource(), "ns"); err != nil {
-			t.Errorf("%v: %v", gvr, err)
+	for _, r := range counted {
+		if _, err := listFresh(context.Background(), c, r.gvr.GroupResource(), "ns"); err != nil {
+			t.Errorf("%v: %v", r.gvr, err)
 		}
 	}
 }
