@@ -93,6 +93,10 @@ func (h *watchHub) publish(events []Event, rev int64) {
 	h.history = append(h.history, events...)
 	if drop := len(h.history) - h.size; drop > 0 {
 		h.compactRev = h.history[drop-1].Revision
+		// The array keeps its first slots until append moves the
+		// history: clear them, or up to twice size events' values stay
+		// reachable.
+		clear(h.history[:drop])
 		h.history = h.history[drop:]
 	}
 	if rev > h.lastRev {
