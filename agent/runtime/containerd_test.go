@@ -145,4 +145,15 @@ func TestExec(t *testing.T) {
 	if _, err := r.Exec(ctx, "nope", ExecRequest{Cmd: []string{"true"}}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("exec in missing container: %v", err)
 	}
+	// Every exec, exited or killed, was deleted: the directories of its
+	// FIFO sets are gone (the container's own stdio FIFOs stay).
+	entries, err := os.ReadDir(r.fifoDir(s.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			t.Fatalf("an exec's FIFO set left behind: %s", e.Name())
+		}
+	}
 }

@@ -12,9 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containerd/containerd/api/services/tasks/v1"
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"go.uber.org/zap"
 )
 
 // Exec runs req.Cmd in the running container id, streams its output and
@@ -58,12 +60,34 @@ func (r *Containerd) Exec(ctx context.Context, id string, req ExecRequest) (int,
 		r.dropExecTarget(id) // the task may be gone: look it up again next time
 		return -1, fmt.Errorf("exec in %s: %w", id, err)
 	}
-	defer func() { _, _ = proc.Delete(bg, containerd.WithProcessKill) }()
 	var resize <-chan TerminalSize
 	if req.TTY {
 		resize = req.Resize
 	}
-	return r.runExec(ctx, bg, proc, stdin, req.Stdin != nil, resize)
+	code, exited, err := r.runExec(ctx, bg, proc, stdin, req.Stdin != nil, resize)
+	r.deleteExec(bg, task.ID(), proc, exited)
+	return code, err
+}
+
+// deleteExec removes an exec'd process from its task and closes its FIFOs.
+// One whose exit was seen is deleted with a single call: Process.Delete
+// with WithProcessKill would first open another Wait stream, send a
+// SIGKILL to a process that is gone and ask for its status, three more
+// round trips through containerd to the shim on every exec probe.
+func (r *Containerd) deleteExec(ctx context.Context, containerID string, proc containerd.Process, exited bool) {
+	if !exited {
+		_, _ = proc.Delete(ctx, containerd.WithProcessKill)
+		return
+	}
+	_, err := r.client.TaskService().DeleteProcess(ctx, &tasks.DeleteProcessRequest{ContainerID: containerID, ExecID: proc.ID()})
+	if err != nil {
+		r.log.Debug("deleting an exited exec process", zap.String("container", containerID), zap.Error(err))
+	}
+	if pio := proc.IO(); pio != nil {
+		pio.Cancel()
+		pio.Wait()
+		_ = pio.Close()
+	}
 }
 
 // execTarget is what an exec needs of a running container: its task and
@@ -134,13 +158,16 @@ func firstSize(ctx context.Context, ch <-chan TerminalSize) (TerminalSize, bool)
 	return TerminalSize{}, false
 }
 
-func (r *Containerd) runExec(ctx, bg context.Context, proc containerd.Process, stdin *closeNotifier, hasStdin bool, resize <-chan TerminalSize) (int, error) {
+// runExec starts proc and waits for its exit (killing it when ctx ends
+// first); exited reports that its exit status was received.
+func (r *Containerd) runExec(ctx, bg context.Context, proc containerd.Process, stdin *closeNotifier, hasStdin bool,
+	resize <-chan TerminalSize) (code int, exited bool, err error) {
 	exitCh, err := proc.Wait(bg)
 	if err != nil {
-		return -1, fmt.Errorf("exec wait: %w", err)
+		return -1, false, fmt.Errorf("exec wait: %w", err)
 	}
 	if err := proc.Start(bg); err != nil {
-		return -1, fmt.Errorf("exec start: %w", err)
+		return -1, false, fmt.Errorf("exec start: %w", err)
 	}
 	if resize != nil {
 		rctx, cancel := context.WithCancel(ctx)
@@ -157,13 +184,14 @@ func (r *Containerd) runExec(ctx, bg context.Context, proc containerd.Process, s
 		proc.IO().Wait() // all output copied
 		code, _, err := st.Result()
 		if err != nil {
-			return -1, fmt.Errorf("exec result: %w", err)
+			return -1, false, fmt.Errorf("exec result: %w", err)
 		}
-		return int(code), nil
+		return int(code), true, nil
 	case <-ctx.Done():
 		_ = proc.Kill(bg, syscall.SIGKILL)
-		<-exitCh
-		return -1, ctx.Err()
+		st := <-exitCh
+		_, _, err := st.Result()
+		return -1, err == nil, ctx.Err()
 	}
 }
 
