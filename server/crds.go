@@ -44,7 +44,7 @@ func (c *customResources) start(loopback *rest.Config, log *zap.Logger) (control
 			ctrl.Kick()
 		}
 	})
-	ctrl = crd.NewController(client, inf, log)
+	ctrl = crd.NewController(client, inf, c.reg.Serves, log)
 	c.ctrl = ctrl
 	return controller{"customresourcedefinitions", func(ctx context.Context) error {
 		ctrl.Kick()

@@ -27,13 +27,18 @@ import (
 type Controller struct {
 	client dynamic.Interface
 	inf    *Informer
+	served func(name string) bool
 	log    *zap.Logger
 	kick   chan struct{}
 }
 
-// NewController builds the controller over the informer's CRDs.
-func NewController(client dynamic.Interface, inf *Informer, log *zap.Logger) *Controller {
-	return &Controller{client: client, inf: inf, log: log.Named("crd-controller"), kick: make(chan struct{}, 1)}
+// NewController builds the controller over the informer's CRDs; served
+// reports whether this server's registry serves a CRD (Registry.Serves):
+// Established is set only then, in a second status write after
+// NamesAccepted, as upstream's establishing controller waits for its
+// handler.
+func NewController(client dynamic.Interface, inf *Informer, served func(name string) bool, log *zap.Logger) *Controller {
+	return &Controller{client: client, inf: inf, served: served, log: log.Named("crd-controller"), kick: make(chan struct{}, 1)}
 }
 
 // Kick asks for a sync (the informer calls it on every change).
@@ -90,7 +95,7 @@ func (c *Controller) sync(ctx context.Context, crd *apiextensionsv1.CustomResour
 	if accepted {
 		want.Status.AcceptedNames = withSingular(crd.Spec.Names)
 		setCondition(want, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found")
-		if !IsEstablished(crd) {
+		if !IsEstablished(crd) && c.served(crd.Name) {
 			setCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted")
 		}
 	} else {

@@ -1,5 +1,5 @@
-// Package crd serves custom resources: for every Established
-// CustomResourceDefinition it builds registry.Resources over unstructured
+// Package crd serves custom resources: for every CustomResourceDefinition
+// whose names are accepted (or that is Established) it builds registry.Resources over unstructured
 // objects (one per served version, the storage version's key space shared)
 // and keeps them in a Registry the API server looks resources up in. The
 // schema work reuses upstream's structural schema, pruning and ObjectMeta
@@ -9,6 +9,9 @@
 // version and convert through their webhook (ConversionReview v1 or
 // v1beta1, one call per list page) on every read and write in another
 // version; only labels and annotations of the metadata may change.
-// A leader-only Controller accepts names, sets Established, and on deletion
-// removes every custom resource before releasing the CRD's finalizer.
+// A leader-only Controller accepts names, sets Established once this
+// server's Registry serves the CRD (a client that sees Established finds
+// its resources, as upstream's establishing controller waits for its
+// handler), and on deletion removes every custom resource before
+// releasing the CRD's finalizer.
 package crd

@@ -111,6 +111,16 @@ func docsOf(c *apiextensionsv1.CustomResourceDefinition) map[string]gvDoc {
 	return out
 }
 
+// Serves reports whether the registry serves the CRD name's resources
+// (built from a version whose names were accepted): the controller sets
+// Established only then, so a client that sees Established finds them.
+func (r *Registry) Serves(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.built[name]
+	return ok
+}
+
 // Synced reports whether the CRDs were loaded once.
 func (r *Registry) Synced() bool { return r.synced.Load() }
 
@@ -120,8 +130,8 @@ func (r *Registry) set(crds []*apiextensionsv1.CustomResourceDefinition) {
 	var list []*registry.Resource
 	built := map[string]builtCRD{}
 	for _, c := range crds {
-		if !IsEstablished(c) {
-			continue
+		if !IsEstablished(c) && condition(c, apiextensionsv1.NamesAccepted) != apiextensionsv1.ConditionTrue {
+			continue // served once its names are accepted, as upstream's handler
 		}
 		name := c.Name
 		r.terminating.Store(name, c.DeletionTimestamp != nil)

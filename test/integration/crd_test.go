@@ -26,6 +26,64 @@ import (
 
 func init() {
 	register("CustomResources", testCustomResources)
+	register("CustomResourcesServedOnceEstablished", testServedOnceEstablished)
+}
+
+// testServedOnceEstablished: a client that sees Established (here through
+// a watch, the first moment it can) creates a custom resource at once, as
+// Helm and operators do; the API server must already serve it. Ten CRDs,
+// so a window between the Established write and the server's registry
+// shows up.
+func testServedOnceEstablished(t *testing.T, s *testutil.Server) {
+	ext, err := apiextclient.NewForConfig(s.Config)
+	must(t, err, "apiextensions client")
+	dyn, err := dynamic.NewForConfig(s.Config)
+	must(t, err, "dynamic client")
+	ctx := ctxT(t)
+	ns := newNamespace(t, s.Clientset)
+	for i := range 10 {
+		group := fmt.Sprintf("se%d-%04x.example.com", i, time.Now().UnixNano()&0xffff)
+		crd := widgetCRD(group)
+		w, err := ext.ApiextensionsV1().CustomResourceDefinitions().Watch(ctx,
+			metav1.ListOptions{FieldSelector: "metadata.name=" + crd.Name})
+		must(t, err, "watch CRD")
+		_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
+		must(t, err, "create CRD %s", crd.Name)
+		t.Cleanup(func() {
+			_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+		})
+		waitEstablishedEvent(t, w, crd.Name)
+		w.Stop()
+		res := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}).Namespace(ns)
+		_, err = res.Create(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"size": "small"}}}, metav1.CreateOptions{})
+		must(t, err, "create a Widget right after %s was Established", crd.Name)
+	}
+}
+
+// waitEstablishedEvent reads w until the CRD shows Established=True.
+func waitEstablishedEvent(t *testing.T, w watch.Interface, name string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch of CRD %s ended before Established", name)
+			}
+			c, isCRD := ev.Object.(*apiextensionsv1.CustomResourceDefinition)
+			if !isCRD {
+				continue
+			}
+			for _, cond := range c.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return
+				}
+			}
+		case <-timeout:
+			t.Fatalf("CRD %s not Established in 30 s", name)
+		}
+	}
 }
 
 // widgetCRD is a namespaced CRD with a schema (required, enum, default,
