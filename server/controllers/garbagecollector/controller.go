@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
@@ -157,18 +158,15 @@ func (c *Controller) watch(res []resource) ([]cache.InformerSynced, error) {
 // metadata, and a typed informer started for it alone would keep whole
 // objects (ConfigMaps, Secrets, RBAC rules...) in memory.
 func (c *Controller) informerFor(r resource) (cache.SharedIndexInformer, error) {
-	useMeta := c.running && c.kc.Metadata != nil
-	if !useMeta || c.cached(r) {
-		if inf, err := c.kc.Informers.ForResource(r.gvr); err == nil {
-			return inf.Informer(), nil
-		}
+	var gi informers.GenericInformer
+	var err error
+	if c.running {
+		gi, err = c.kc.CachedOrMetadataInformer(r.gvr, typeOf(r.gvr.GroupVersion().WithKind(r.kind)))
+	} else {
+		gi, err = c.kc.Informers.ForResource(r.gvr) // watchCached: the shared informers only
 	}
-	if !useMeta {
-		return nil, fmt.Errorf("no informer for %s", r.gvr)
-	}
-	gi, err := c.kc.MetadataInformer(r.gvr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("no informer for %s: %w", r.gvr, err)
 	}
 	return gi.Informer(), nil
 }

@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,4 +63,16 @@ func (c *Context) StartMetadata(ctx context.Context) {
 		m.running.Go(func() { inf.RunWithContext(ctx) })
 	}
 	m.pending = nil
+}
+
+// CachedOrMetadataInformer is the informer of gvr for a controller that
+// reads only objects' metadata: the typed one when the controllers cache
+// it anyway (typ is its object type, nil when not built in), else a
+// metadata-only one (MetadataInformer); the typed one too when the Context
+// has no Metadata client.
+func (c *Context) CachedOrMetadataInformer(gvr schema.GroupVersionResource, typ reflect.Type) (informers.GenericInformer, error) {
+	if c.Metadata == nil || c.Caches(gvr, typ) {
+		return c.Informers.ForResource(gvr)
+	}
+	return c.MetadataInformer(gvr)
 }

@@ -97,13 +97,7 @@ func (c *Controller) countOnly(kc *kit.Context) {
 		if !quota.CountOnly(r.gvr.GroupResource()) {
 			continue
 		}
-		var gi informers.GenericInformer
-		var err error
-		if kc.Caches(r.gvr, reflect.TypeOf(r.obj)) {
-			gi, err = kc.Informers.ForResource(r.gvr)
-		} else {
-			gi, err = kc.MetadataInformer(r.gvr)
-		}
+		gi, err := kc.CachedOrMetadataInformer(r.gvr, reflect.TypeOf(r.obj))
 		if err == nil {
 			err = c.count(r.gvr, gi)
 		}
