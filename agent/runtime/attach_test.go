@@ -134,10 +134,7 @@ func TestAttachTTYResize(t *testing.T) {
 func TestExecTTYResize(t *testing.T) {
 	d := sharedDaemon(t)
 	r := newRuntime(t, d)
-	p := newPod(t, false)
-	s := p.spec("box", "sleep", "1000")
-	run(t, r, s)
-	waitState(t, r, s.ID, StateRunning, 20*time.Second)
+	s := runningSleeper(t, r, "box", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

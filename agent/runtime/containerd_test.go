@@ -121,10 +121,7 @@ func TestStopGrace(t *testing.T) {
 func TestExec(t *testing.T) {
 	d := sharedDaemon(t)
 	r := newRuntime(t, d)
-	p := newPod(t, true)
-	s := p.spec("main", "sleep", "1000")
-	run(t, r, s)
-	waitState(t, r, s.ID, StateRunning, 20*time.Second)
+	s := runningSleeper(t, r, "main", true)
 	ctx := context.Background()
 	var out, errb bytes.Buffer
 	code, err := r.Exec(ctx, s.ID, ExecRequest{Cmd: []string{"sh", "-c", "echo out; echo err >&2; exit 7"},

@@ -23,10 +23,7 @@ func TestExecCost(t *testing.T) {
 	}
 	d := sharedDaemon(t)
 	r := newRuntime(t, d)
-	p := newPod(t, true)
-	s := p.spec("main", "sleep", "1000")
-	run(t, r, s)
-	waitState(t, r, s.ID, StateRunning, 20*time.Second)
+	s := runningSleeper(t, r, "main", true)
 	ctx := context.Background()
 	var out bytes.Buffer
 	if _, err := r.Exec(ctx, s.ID, ExecRequest{Cmd: []string{"true"}, Stdout: &out, Stderr: &out}); err != nil {

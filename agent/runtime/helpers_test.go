@@ -199,6 +199,16 @@ func stderrLogger() *zap.Logger {
 	return l
 }
 
+// runningSleeper runs `sleep 1000` as container name of a new pod (in a
+// network namespace of its own when withNetns) and waits until it runs.
+func runningSleeper(t *testing.T, r *Containerd, name string, withNetns bool) ContainerSpec {
+	t.Helper()
+	s := newPod(t, withNetns).spec(name, "sleep", "1000")
+	run(t, r, s)
+	waitState(t, r, s.ID, StateRunning, 20*time.Second)
+	return s
+}
+
 // newRuntime returns a runtime over the shared daemon in the test
 // namespace, with logs and FIFOs in the test's temp dir.
 func newRuntime(t *testing.T, d *daemon) *Containerd {
