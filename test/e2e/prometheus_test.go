@@ -77,7 +77,17 @@ func TestPrometheus(t *testing.T) {
 		return ok && v > 0, err
 	})
 	t.Logf("%s = %g", q, cpu)
-	for _, q := range []string{`apiserver_request_total{job="kubernetes-apiservers",verb="LIST"}`,
+	// A LIST of our own: the agent and Prometheus's discovery stream their
+	// lists (WatchList), so no other LIST is certain to have happened.
+	if _, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list := `apiserver_request_total{job="kubernetes-apiservers",verb="LIST",resource="pods",scope="namespace",code="200"}`
+	waitFor(t, 30*time.Second, "the API server's count of our LIST scraped", func() (bool, error) {
+		_, ok, err := prom.query(list)
+		return ok, err
+	})
+	for _, q := range []string{
 		fmt.Sprintf(`kubelet_node_name{job="kubernetes-nodes",node=%q}`, e.node), `orch_datastore_is_leader{job="kubernetes-apiservers"}`,
 		fmt.Sprintf(`container_memory_working_set_bytes{namespace=%q,pod="bb",container="bb"}`, ns)} {
 		if _, ok, err := prom.query(q); !ok || err != nil {
