@@ -212,7 +212,7 @@ func connectRuntime(ctx context.Context, cfg Config, log *zap.Logger) (*containe
 func runNode(ctx context.Context, cfg Config, log *zap.Logger, client apiClients, ctrd *containerd.Client,
 	creds *join.Credentials, ip net.IP) error {
 	rt, err := runtime.New(ctx, log.Named("runtime"), ctrd, runtime.Options{Namespace: cfg.ContainerdNS,
-		LogDir: runtime.DefaultLogDir(cfg.DataDir), FIFODir: cfg.FIFODir})
+		LogDir: runtime.DefaultLogDir(cfg.DataDir), FIFODir: cfg.FIFODir, PodsPerShim: cfg.PodsPerShim})
 	if err != nil {
 		return fmt.Errorf("containerd runtime: %w", err)
 	}

@@ -34,7 +34,10 @@ type Config struct {
 	// pressure conditions are computed from (--eviction-hard,
 	// "nodefs.available<10%,..."; see node.ParseThresholds).
 	EvictionHard string
-	Debug        bool
+	// PodsPerShim is how many pods share one containerd shim (0: the
+	// runtime's default, runtime.DefaultPodsPerShim).
+	PodsPerShim int
+	Debug       bool
 	// IngressHTTPPort and IngressHTTPSPort are where the built-in Ingress
 	// controller listens on every address of the node (the CLI's defaults
 	// are 80 and 443); 0 turns a port off.
@@ -125,6 +128,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := node.ParseThresholds(c.EvictionHard); err != nil {
 		return fmt.Errorf("--eviction-hard: %w", err)
+	}
+	if c.PodsPerShim < 0 {
+		return fmt.Errorf("--pods-per-shim: %d: must be 1 or more", c.PodsPerShim)
 	}
 	return nil
 }

@@ -62,6 +62,7 @@ type Config struct {
 	NetworkBackend           string // vxlan or host-gw
 	KubeletPort              int
 	EvictionHard             string // kubelet's --eviction-hard
+	PodsPerShim              int    // pods per containerd shim (agent/runtime)
 	ContainerRuntimeEndpoint string
 	PrivateRegistry          string
 	RaftPort                 int
@@ -131,6 +132,9 @@ func (c *Config) Parse() (*Parsed, error) {
 	}
 	if _, err := node.ParseThresholds(c.EvictionHard); err != nil {
 		return nil, fmt.Errorf("--eviction-hard: %w", err)
+	}
+	if c.PodsPerShim < 0 {
+		return nil, fmt.Errorf("--pods-per-shim: %d: must be 1 or more", c.PodsPerShim)
 	}
 	if err := c.checkJoin(); err != nil {
 		return nil, err

@@ -152,7 +152,7 @@ func agentConfig(cfg Config, p *Parsed) agent.Config {
 		NodeLabels: cfg.NodeLabels, NodeTaints: cfg.NodeTaints, KubeletPort: cfg.KubeletPort,
 		ContainerRuntimeEndpoint: cfg.ContainerRuntimeEndpoint, PrivateRegistry: cfg.PrivateRegistry, Debug: cfg.Debug,
 		ClusterCIDR: cfg.ClusterCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
-		NetworkBackend: cfg.NetworkBackend, EvictionHard: cfg.EvictionHard,
+		NetworkBackend: cfg.NetworkBackend, EvictionHard: cfg.EvictionHard, PodsPerShim: cfg.PodsPerShim,
 		IngressHTTPPort: cfg.IngressHTTPPort, IngressHTTPSPort: cfg.IngressHTTPSPort,
 	}
 }

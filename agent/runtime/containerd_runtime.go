@@ -32,6 +32,10 @@ type Options struct {
 	RuncRoot    string
 	LogMaxSize  int64 // bytes; default DefaultLogSize
 	LogMaxFiles int   // default DefaultLogFiles
+	// PodsPerShim is how many pods' containers share one
+	// containerd-shim-runc-v2 (default DefaultPodsPerShim; 1: a shim per
+	// pod, as CRI runs them).
+	PodsPerShim int
 }
 
 // DefaultFIFODir holds container stdio FIFOs (tmpfs).
@@ -52,6 +56,8 @@ type Containerd struct {
 	// execs caches each running container's task and process spec for
 	// exec (see execTarget).
 	execs map[string]execTarget
+	// groups assigns pods to shared shims.
+	groups *shimGroups
 }
 
 var _ Interface = (*Containerd)(nil)
@@ -77,14 +83,17 @@ func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts O
 	if opts.LogMaxFiles == 0 {
 		opts.LogMaxFiles = DefaultLogFiles
 	}
+	if opts.PodsPerShim == 0 {
+		opts.PodsPerShim = DefaultPodsPerShim
+	}
 	r := &Containerd{log: log.Named("runtime"), client: client, opts: opts, ios: map[string]*ctrIO{},
-		execs: map[string]execTarget{}}
+		execs: map[string]execTarget{}, groups: newShimGroups(opts.PodsPerShim)}
 	ctx = r.nsCtx(ctx)
 	if opts.Snapshotter == "" {
 		r.opts.Snapshotter = PickSnapshotter(ctx, client)
 	}
 	r.log.Info("containerd runtime", zap.String("namespace", opts.Namespace),
-		zap.String("snapshotter", r.opts.Snapshotter))
+		zap.String("snapshotter", r.opts.Snapshotter), zap.Int("podsPerShim", r.opts.PodsPerShim))
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	go r.watchOOM(wctx)
@@ -159,13 +168,25 @@ func (r *Containerd) CreateContainer(ctx context.Context, s ContainerSpec) error
 			return fmt.Errorf("create container %s: unpack %s: %w", s.Name, s.Image, err)
 		}
 	}
-	specOpts, err := r.specOpts(ctx, img, s)
+	group := r.groups.assign(s.PodUID, s.ID)
+	if err := r.newContainer(ctx, img, s, group); err != nil {
+		r.groups.release(s.ID)
+		return err
+	}
+	return nil
+}
+
+// newContainer creates the container record with its spec, under shim
+// group group.
+func (r *Containerd) newContainer(ctx context.Context, img containerd.Image, s ContainerSpec, group string) error {
+	specOpts, err := r.specOpts(ctx, img, s, group)
 	if err != nil {
 		return err
 	}
 	labels := map[string]string{
 		LabelPodUID: s.PodUID, LabelPodName: s.PodName, LabelPodNamespace: s.PodNamespace,
 		LabelContainer: s.Name, LabelRestartCount: strconv.Itoa(s.RestartCount), LabelLogPath: r.logPath(s),
+		LabelShimGroup: group,
 	}
 	switch {
 	case s.Stdin && s.StdinOnce:

@@ -211,12 +211,14 @@ func runningSleeper(t *testing.T, r *Containerd, name string, withNetns bool) Co
 
 // newRuntime returns a runtime over the shared daemon in the test
 // namespace, with logs and FIFOs in the test's temp dir.
-func newRuntime(t *testing.T, d *daemon) *Containerd {
+func newRuntime(t *testing.T, d *daemon, set ...func(*Options)) *Containerd {
 	t.Helper()
 	dir := t.TempDir()
-	r, err := New(context.Background(), zaptest.NewLogger(t), d.client, Options{
-		Namespace: testNS, LogDir: filepath.Join(dir, "logs"), FIFODir: filepath.Join(d.base, "fifo"),
-	})
+	o := Options{Namespace: testNS, LogDir: filepath.Join(dir, "logs"), FIFODir: filepath.Join(d.base, "fifo")}
+	for _, f := range set {
+		f(&o)
+	}
+	r, err := New(context.Background(), zaptest.NewLogger(t), d.client, o)
 	if err != nil {
 		t.Fatal(err)
 	}

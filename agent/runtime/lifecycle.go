@@ -98,6 +98,7 @@ func (r *Containerd) forget(id string) {
 	delete(r.ios, id)
 	delete(r.execs, id)
 	r.mu.Unlock()
+	r.groups.release(id)
 	if ok {
 		x.stop()
 	}
@@ -106,7 +107,7 @@ func (r *Containerd) forget(id string) {
 
 // Recover reopens the stdio FIFOs of tasks created by an earlier agent
 // (they are still in FIFODir), so output keeps reaching the log files and
-// the containers stay attachable.
+// the containers stay attachable, and learns the shim groups they are in.
 func (r *Containerd) Recover(ctx context.Context) error {
 	ctx = r.nsCtx(ctx)
 	cs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q", LabelPodUID))
@@ -114,6 +115,7 @@ func (r *Containerd) Recover(ctx context.Context) error {
 		return fmt.Errorf("list containers: %w", err)
 	}
 	for _, c := range cs {
+		r.restoreGroup(ctx, c)
 		r.mu.Lock()
 		_, tracked := r.ios[c.ID()]
 		r.mu.Unlock()
@@ -125,6 +127,21 @@ func (r *Containerd) Recover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// restoreGroup records an existing container's shim group (containers
+// made before groups were labelled are in their pod's group).
+func (r *Containerd) restoreGroup(ctx context.Context, c containerd.Container) {
+	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if err != nil {
+		return
+	}
+	pod := info.Labels[LabelPodUID]
+	group := info.Labels[LabelShimGroup]
+	if group == "" {
+		group = pod
+	}
+	r.groups.restore(pod, c.ID(), group)
 }
 
 func (r *Containerd) reattach(ctx context.Context, c containerd.Container) error {

@@ -54,6 +54,9 @@ const (
 	// LabelStdin is "true" for a container with an attachable stdin,
 	// "once" when stdinOnce closes it after the first attach.
 	LabelStdin = "io.orch.container.stdin"
+	// LabelShimGroup is the container's shim group (ShimGroupAnnotation),
+	// so a restarted agent keeps filling the groups it made.
+	LabelShimGroup = "io.orch.container.shim-group"
 )
 
 // ContainerID is a stable container ID for attempt restartCount of a pod's

@@ -50,14 +50,14 @@ func processArgs(ic ocispec.ImageConfig, command, args []string) []string {
 }
 
 // ShimGroupAnnotation groups containers under one containerd-shim-runc-v2
-// (its manager reads it from the OCI spec): orch gives every container of a
-// pod its pod UID, so a pod costs one shim, not one per container, as CRI
-// does with the sandbox ID.
+// (its manager reads it from the OCI spec and starts a shim per group):
+// every container of a pod is in its pod's group, as CRI groups a
+// sandbox, and up to Options.PodsPerShim pods share a group (shimGroups).
 const ShimGroupAnnotation = "io.containerd.runc.v2.group"
 
 // specOpts turns a ContainerSpec into OCI spec options, applied over
 // containerd's default Linux spec and the image config.
-func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s ContainerSpec) ([]oci.SpecOpts, error) {
+func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s ContainerSpec, group string) ([]oci.SpecOpts, error) {
 	ic, err := imageConfig(ctx, img)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (r *Containerd) specOpts(ctx context.Context, img containerd.Image, s Conta
 		oci.WithProcessArgs(args...),
 		oci.WithEnv(s.Env),
 		oci.WithMounts(specMounts(s)),
-		oci.WithAnnotations(map[string]string{ShimGroupAnnotation: s.PodUID}),
+		oci.WithAnnotations(map[string]string{ShimGroupAnnotation: group}),
 	}
 	opts = append(opts, namespaceOpts(s)...)
 	if s.WorkingDir != "" {

@@ -7,6 +7,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/orch/orch/agent"
+	"github.com/orch/orch/agent/runtime"
 )
 
 func agentFlags() []ucli.Flag {
@@ -34,7 +35,7 @@ func agentFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "private-registry", Value: "/etc/orch/registries.yaml", EnvVars: envVars("private-registry"), Usage: "registries.yaml: mirrors, plain-HTTP registries, TLS and credentials (k3s format)"},
 		&ucli.IntFlag{Name: "kubelet-port", Value: 10250, EnvVars: envVars("kubelet-port"), Usage: "port of the kubelet API (logs, exec, port-forward), reported in the Node"},
 		&ucli.DurationFlag{Name: "sync-frequency", Value: time.Minute, EnvVars: envVars("sync-frequency"), Usage: "how often every pod is re-synced (configMap/secret volumes refreshed)"},
-		evictionHardFlag(),
+		evictionHardFlag(), podsPerShimFlag(),
 		ingressHTTPPortFlag(), ingressHTTPSPortFlag(),
 		s("cluster-cidr", "10.42.0.0/16", "pod network of the cluster (the server's --cluster-cidr)"),
 		s("cluster-dns", "10.43.0.10", "cluster DNS service IP"),
@@ -56,6 +57,13 @@ func agentFlags() []ucli.Flag {
 func evictionHardFlag() ucli.Flag {
 	return &ucli.StringFlag{Name: "eviction-hard", EnvVars: envVars("eviction-hard"),
 		Usage: "hard eviction thresholds the node's pressure conditions use, kubelet's syntax (default memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%,imagefs.inodesFree<5%,pid.available<5%; a signal set to <0% is off)"}
+}
+
+// podsPerShimFlag is how many pods share a containerd shim, shared by
+// `orch agent` and `orch server` (its own node).
+func podsPerShimFlag() ucli.Flag {
+	return &ucli.IntFlag{Name: "pods-per-shim", Value: runtime.DefaultPodsPerShim, EnvVars: envVars("pods-per-shim"),
+		Usage: "pods whose containers share one containerd-shim-runc-v2 (about 3 MiB each); 1 is a shim per pod, as CRI runs them"}
 }
 
 func agentCommand(ctx context.Context) *ucli.Command {
@@ -86,7 +94,7 @@ func agentConfig(c *ucli.Context) agent.Config {
 		NodeLabels: c.StringSlice("node-label"), NodeTaints: c.StringSlice("node-taint"),
 		ContainerRuntimeEndpoint: c.String("container-runtime-endpoint"), KubeletPort: c.Int("kubelet-port"),
 		PrivateRegistry: c.String("private-registry"), SyncFrequency: c.Duration("sync-frequency"),
-		EvictionHard:    c.String("eviction-hard"),
+		EvictionHard: c.String("eviction-hard"), PodsPerShim: c.Int("pods-per-shim"),
 		IngressHTTPPort: c.Int("ingress-http-port"), IngressHTTPSPort: c.Int("ingress-https-port"),
 		Debug: c.Bool("debug"), ClusterCIDR: c.String("cluster-cidr"), ClusterDNS: c.String("cluster-dns"),
 		ClusterDomain: c.String("cluster-domain"), NetworkBackend: c.String("network-backend"), BridgeName: c.String("bridge-name"),
