@@ -3,6 +3,7 @@ package runtime
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -91,19 +92,23 @@ func (g *shimGroups) join(pod, group string) *shimPod {
 }
 
 // pick is the fullest group with room (ties: the first name), else a new
-// group named after pod.
+// group named after pod (suffixed if a group of that name lives on after
+// the pod left it: static pods come back with the same UID).
 func (g *shimGroups) pick(pod string) string {
-	if g.size <= 1 {
-		return pod
-	}
 	best, most := "", 0
-	for _, name := range slices.Sorted(maps.Keys(g.members)) {
-		if n := g.members[name]; n < g.size && n > most {
-			best, most = name, n
+	if g.size > 1 {
+		for _, name := range slices.Sorted(maps.Keys(g.members)) {
+			if n := g.members[name]; n < g.size && n > most {
+				best, most = name, n
+			}
 		}
 	}
-	if best == "" {
-		return pod
+	if best != "" {
+		return best
 	}
-	return best
+	name := pod
+	for i := 1; g.members[name] > 0; i++ {
+		name = pod + "-" + strconv.Itoa(i)
+	}
+	return name
 }

@@ -65,4 +65,14 @@ func TestShimGroupsRestore(t *testing.T) {
 	if got := one.assign("b", "b1"); got != "b" {
 		t.Fatalf("size 1: b went to %q", got)
 	}
+	// A pod that comes back with its UID (a static pod) while the group
+	// named after it lives on, full, gets a group of its own.
+	h := newShimGroups(2)
+	h.assign("s", "s1")
+	h.assign("t", "t1")
+	h.release("s1")
+	h.assign("u", "u1") // group s: t, u
+	if got := h.assign("s", "s2"); got != "s-1" {
+		t.Fatalf("s came back to %q, want s-1 (group s lives on without it)", got)
+	}
 }
