@@ -170,7 +170,9 @@ func (r *Containerd) CreateContainer(ctx context.Context, s ContainerSpec) error
 	}
 	group := r.groups.assign(s.PodUID, s.ID)
 	if err := r.newContainer(ctx, img, s, group); err != nil {
-		r.groups.release(s.ID)
+		if !errdefs.IsAlreadyExists(err) { // an existing one keeps its place
+			r.groups.release(s.ID)
+		}
 		return err
 	}
 	return nil
