@@ -22,10 +22,9 @@ const DefaultPodsPerShim = 4
 type shimGroups struct {
 	size int
 
-	mu      sync.Mutex
-	pods    map[string]*shimPod // pod UID → its group and containers
-	ctrs    map[string]string   // container ID → pod UID
-	members map[string]int      // group → pods in it
+	mu   sync.Mutex
+	pods map[string]*shimPod // pod UID → its group and containers
+	ctrs map[string]string   // container ID → pod UID
 }
 
 type shimPod struct {
@@ -34,33 +33,32 @@ type shimPod struct {
 }
 
 func newShimGroups(size int) *shimGroups {
-	return &shimGroups{size: size, pods: map[string]*shimPod{}, ctrs: map[string]string{}, members: map[string]int{}}
+	return &shimGroups{size: size, pods: map[string]*shimPod{}, ctrs: map[string]string{}}
 }
 
 // assign returns the group container ctr of pod goes to, recording it.
-func (g *shimGroups) assign(pod, ctr string) string {
+func (g *shimGroups) assign(pod, ctr string) string { return g.add(pod, ctr, "") }
+
+// restore records a container that already exists in group (from its
+// label, when the runtime starts).
+func (g *shimGroups) restore(pod, ctr, group string) { g.add(pod, ctr, group) }
+
+// add records ctr as a container of pod and returns pod's group; a pod new
+// to g joins group, or the one pick chooses when group is "".
+func (g *shimGroups) add(pod, ctr, group string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p := g.pods[pod]
 	if p == nil {
-		p = g.join(pod, g.pick(pod))
+		if group == "" {
+			group = g.pick(pod)
+		}
+		p = &shimPod{group: group, ctrs: map[string]bool{}}
+		g.pods[pod] = p
 	}
 	p.ctrs[ctr] = true
 	g.ctrs[ctr] = pod
 	return p.group
-}
-
-// restore records a container that already exists in group (from its
-// label, when the runtime starts).
-func (g *shimGroups) restore(pod, ctr, group string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	p := g.pods[pod]
-	if p == nil {
-		p = g.join(pod, group)
-	}
-	p.ctrs[ctr] = true
-	g.ctrs[ctr] = pod
 }
 
 // release forgets a removed container; its pod leaves the group with its
@@ -75,30 +73,29 @@ func (g *shimGroups) release(ctr string) {
 	delete(g.ctrs, ctr)
 	p := g.pods[pod]
 	delete(p.ctrs, ctr)
-	if len(p.ctrs) > 0 {
-		return
-	}
-	delete(g.pods, pod)
-	if g.members[p.group]--; g.members[p.group] <= 0 {
-		delete(g.members, p.group)
+	if len(p.ctrs) == 0 {
+		delete(g.pods, pod)
 	}
 }
 
-func (g *shimGroups) join(pod, group string) *shimPod {
-	p := &shimPod{group: group, ctrs: map[string]bool{}}
-	g.pods[pod] = p
-	g.members[group]++
-	return p
+// members counts the pods of each group.
+func (g *shimGroups) members() map[string]int {
+	n := map[string]int{}
+	for _, p := range g.pods {
+		n[p.group]++
+	}
+	return n
 }
 
 // pick is the fullest group with room (ties: the first name), else a new
 // group named after pod (suffixed if a group of that name lives on after
 // the pod left it: static pods come back with the same UID).
 func (g *shimGroups) pick(pod string) string {
+	members := g.members()
 	best, most := "", 0
 	if g.size > 1 {
-		for _, name := range slices.Sorted(maps.Keys(g.members)) {
-			if n := g.members[name]; n < g.size && n > most {
+		for _, name := range slices.Sorted(maps.Keys(members)) {
+			if n := members[name]; n < g.size && n > most {
 				best, most = name, n
 			}
 		}
@@ -107,7 +104,7 @@ func (g *shimGroups) pick(pod string) string {
 		return best
 	}
 	name := pod
-	for i := 1; g.members[name] > 0; i++ {
+	for i := 1; members[name] > 0; i++ {
 		name = pod + "-" + strconv.Itoa(i)
 	}
 	return name

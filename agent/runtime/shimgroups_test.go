@@ -30,20 +30,20 @@ func TestShimGroups(t *testing.T) {
 			t.Fatalf("step %d: %s of pod %s went to group %q, want %q", i, s.ctr, s.pod, got, s.want)
 		}
 	}
-	want := map[string]int{"a": 2, "c": 2, "e": 2}
-	if len(g.members) != len(want) {
-		t.Fatalf("groups %v, want %v", g.members, want)
+	want, members := map[string]int{"a": 2, "c": 2, "e": 2}, g.members()
+	if len(members) != len(want) {
+		t.Fatalf("groups %v, want %v", members, want)
 	}
 	for name, n := range want {
-		if g.members[name] != n {
-			t.Fatalf("groups %v, want %v", g.members, want)
+		if members[name] != n {
+			t.Fatalf("groups %v, want %v", members, want)
 		}
 	}
 	for _, c := range []string{"b1", "c1", "d1", "e1", "f1", "g1"} {
 		g.release(c)
 	}
-	if len(g.members) != 0 || len(g.pods) != 0 || len(g.ctrs) != 0 {
-		t.Fatalf("after releasing everything: %v %v %v", g.members, g.pods, g.ctrs)
+	if len(g.members()) != 0 || len(g.pods) != 0 || len(g.ctrs) != 0 {
+		t.Fatalf("after releasing everything: %v %v %v", g.members(), g.pods, g.ctrs)
 	}
 }
 
