@@ -47,11 +47,7 @@ func testServedOnceEstablished(t *testing.T, s *testutil.Server) {
 		w, err := ext.ApiextensionsV1().CustomResourceDefinitions().Watch(ctx,
 			metav1.ListOptions{FieldSelector: "metadata.name=" + crd.Name})
 		must(t, err, "watch CRD")
-		_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
-		must(t, err, "create CRD %s", crd.Name)
-		t.Cleanup(func() {
-			_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
-		})
+		createCRD(t, ext, crd)
 		waitEstablishedEvent(t, w, crd.Name)
 		w.Stop()
 		res := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}).Namespace(ns)
@@ -71,14 +67,8 @@ func waitEstablishedEvent(t *testing.T, w watch.Interface, name string) {
 			if !ok {
 				t.Fatalf("watch of CRD %s ended before Established", name)
 			}
-			c, isCRD := ev.Object.(*apiextensionsv1.CustomResourceDefinition)
-			if !isCRD {
-				continue
-			}
-			for _, cond := range c.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return
-				}
+			if c, isCRD := ev.Object.(*apiextensionsv1.CustomResourceDefinition); isCRD && established(c) {
+				return
 			}
 		case <-timeout:
 			t.Fatalf("CRD %s not Established in 30 s", name)
@@ -224,23 +214,37 @@ func widget(group, name string, spec map[string]interface{}) *unstructured.Unstr
 func createEstablished(t *testing.T, ext apiextclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	ctx := ctxT(t)
-	_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
-	must(t, err, "create CRD %s", crd.Name)
-	t.Cleanup(func() {
-		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
-	})
+	createCRD(t, ext, crd)
 	waitFor(t, "CRD "+crd.Name+" Established", func() error {
 		c, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return nil
-			}
+		if established(c) {
+			return nil
 		}
 		return fmt.Errorf("conditions %+v", c.Status.Conditions)
 	})
+}
+
+// createCRD creates crd, deleted on cleanup.
+func createCRD(t *testing.T, ext apiextclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctxT(t), crd, metav1.CreateOptions{})
+	must(t, err, "create CRD %s", crd.Name)
+	t.Cleanup(func() {
+		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+	})
+}
+
+// established reports whether c's Established condition is True.
+func established(c *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 func testCustomResources(t *testing.T, s *testutil.Server) {
