@@ -229,6 +229,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		return nil, err
 	}
 	loops = append(loops, manifests)
+	parts.mutatingPolicies.SetOpenAPIPaths(api.OpenAPIV3Paths)
 	if err := startCaches(loopback, loopClient, parts, cache); err != nil {
 		cache.stop()
 		stopCRDs()

@@ -24,7 +24,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		s.metrics.observe(kind, labelsOf(r, info, s.servedResource(info, aggregated)), rec.code, time.Since(start))
 		s.log.Debug("request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
-			zap.String("verb", info.Verb), zap.Int("code", rec.code), zap.Duration("took", time.Since(start)))
+			zap.String("verb", info.Verb), zap.Int("code", rec.code), zap.Duration("took", time.Since(start)),
+			zap.String("userAgent", r.UserAgent()))
 	}()
 	user, err := s.authenticate(r)
 	if err != nil {

@@ -14,17 +14,17 @@ import (
 // index of served group versions) and /openapi/v3/<path> from the embedded
 // documents of package openapi.
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
-	specs := openapi.New()
+	specs := s.specs
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	var err error
 	switch {
 	case p == "/openapi/v2":
 		err = specs.ServeV2With(w, r, s.openapiV2, s.dynamicV2())
 	case p == "/openapi/v3":
-		err = specs.ServeV3IndexWith(w, r, s.servesOpenAPIv3, s.dynamicDocs())
+		err = specs.ServeV3IndexWith(w, r, s.openAPIv3Filter(), s.dynamicDocs())
 	case s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")) != nil:
 		err = openapi.ServeDoc(w, r, *s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")))
-	case !s.servesOpenAPIv3(strings.TrimPrefix(p, "/openapi/v3/")):
+	case !s.openAPIv3Filter()(strings.TrimPrefix(p, "/openapi/v3/")):
 		err = openapi.ErrNotFound
 	default:
 		err = specs.ServeV3(w, r, strings.TrimPrefix(p, "/openapi/v3/"))
@@ -38,22 +38,40 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// servesOpenAPIv3 tells whether a v3 document ("api/v1", "apis/apps",
-// "apis/apps/v1", ...) belongs to a group version this server serves.
-func (s *Server) servesOpenAPIv3(name string) bool {
-	segs := strings.Split(name, "/")
-	switch {
-	case len(segs) == 1:
-		return true // "api", "apis", "version"
-	case segs[0] == "api" && len(segs) == 2:
-		return len(apiResources(s.allResources(), schema.GroupVersion{Version: segs[1]})) > 0
-	case segs[0] == "apis" && len(segs) == 2:
-		_, ok := findGroup(s.allResources(), segs[1])
-		return ok
-	case segs[0] == "apis" && len(segs) == 3:
-		return len(apiResources(s.allResources(), schema.GroupVersion{Group: segs[1], Version: segs[2]})) > 0
+// OpenAPIV3Paths is /openapi/v3 in process: the server-relative URL (with
+// its hash) of every served v3 document, by name. MutatingAdmissionPolicy's
+// type converters poll it every 5 s.
+func (s *Server) OpenAPIV3Paths() (map[string]string, error) {
+	return s.specs.V3Paths(s.openAPIv3Filter(), s.dynamicDocs())
+}
+
+// openAPIv3Filter tells whether a v3 document ("api/v1", "apis/apps",
+// "apis/apps/v1", ...) belongs to a group version this server serves now.
+// It looks at the served resources once, so that filtering the whole index
+// is one pass over them (the index is polled: MutatingAdmissionPolicy's
+// type converters ask for it every 5 s).
+func (s *Server) openAPIv3Filter() func(name string) bool {
+	gvs, groups := map[schema.GroupVersion]bool{}, map[string]bool{}
+	for _, r := range s.allResources() {
+		gvs[r.GroupVersion] = true
+		if r.GroupVersion.Group != "" {
+			groups[r.GroupVersion.Group] = true
+		}
 	}
-	return false
+	return func(name string) bool {
+		segs := strings.Split(name, "/")
+		switch {
+		case len(segs) == 1:
+			return true // "api", "apis", "version"
+		case segs[0] == "api" && len(segs) == 2:
+			return gvs[schema.GroupVersion{Version: segs[1]}]
+		case segs[0] == "apis" && len(segs) == 2:
+			return groups[segs[1]]
+		case segs[0] == "apis" && len(segs) == 3:
+			return segs[1] != "" && gvs[schema.GroupVersion{Group: segs[1], Version: segs[2]}]
+		}
+		return false
+	}
 }
 
 // dynamicDocs are the v3 documents of custom resources, if any.

@@ -19,6 +19,15 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("v3 index lacks %s", want)
 		}
 	}
+	inProcess, err := s.OpenAPIV3Paths()
+	if err != nil || len(inProcess) != len(idx.Paths) {
+		t.Fatalf("OpenAPIV3Paths: %d paths, %v; the index has %d", len(inProcess), err, len(idx.Paths))
+	}
+	for name, u := range inProcess {
+		if idx.Paths[name].ServerRelativeURL != u {
+			t.Errorf("OpenAPIV3Paths %s = %q, the index has %q", name, u, idx.Paths[name].ServerRelativeURL)
+		}
+	}
 	rec := metaGet(t, s, idx.Paths["apis/batch/v1"].ServerRelativeURL, "application/json")
 	if rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) || rec.Header().Get("Cache-Control") != "public, immutable" {
 		t.Errorf("batch/v1: %d %v", rec.Code, rec.Header())

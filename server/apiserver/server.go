@@ -112,6 +112,8 @@ type Server struct {
 	kubelet       *kubeletClient  // nil without Config.KubeletClientTLS
 	podProxy      *http.Transport // pods/proxy to pod IPs
 	virtual       map[schema.GroupVersionResource]Virtual
+	// specs are the embedded OpenAPI documents (their index decoded once).
+	specs *openapi.Specs
 	// openapiV2 is /openapi/v2 with the custom resources merged in.
 	openapiV2 *openapi.V2Cache
 	metrics   *requestMetrics // nil without Config.Metrics
@@ -134,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxRequestBodyBytes <= 0 {
 		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
-	s := &Server{openapiV2: &openapi.V2Cache{},
+	s := &Server{specs: openapi.New(), openapiV2: &openapi.V2Cache{},
 		cfg:       cfg,
 		log:       cfg.Logger.Named("apiserver"),
 		store:     cfg.Store,

@@ -181,7 +181,7 @@ func buildDocs(byGV map[string]gvDoc) []openapi.Doc {
 			"paths": byGV[gv].paths, "components": map[string]any{"schemas": schemas},
 		})
 		if err == nil {
-			docs = append(docs, openapi.Doc{Name: "apis/" + gv, JSON: b})
+			docs = append(docs, openapi.NewDoc("apis/"+gv, b))
 		}
 	}
 	return docs

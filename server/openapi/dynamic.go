@@ -15,15 +15,24 @@ import (
 type Doc struct {
 	Name string // e.g. "apis/example.com/v1"
 	JSON []byte
+	hash string
 }
 
+// NewDoc returns the document with its hash computed once.
+func NewDoc(name string, json []byte) Doc { return Doc{Name: name, JSON: json, hash: hashOf(json)} }
+
 // Hash is the document's hash, for its URL and ETag.
-func (d Doc) Hash() string { return hashOf(d.JSON) }
+func (d Doc) Hash() string {
+	if d.hash != "" {
+		return d.hash
+	}
+	return hashOf(d.JSON)
+}
 
 // ServeV3IndexWith serves /openapi/v3 like ServeV3Index, with the run-time
 // documents added.
 func (s *Specs) ServeV3IndexWith(w http.ResponseWriter, r *http.Request, keep func(name string) bool, docs []Doc) error {
-	idx, err := s.Index()
+	paths, err := s.V3Paths(keep, docs)
 	if err != nil {
 		return err
 	}
@@ -32,16 +41,30 @@ func (s *Specs) ServeV3IndexWith(w http.ResponseWriter, r *http.Request, keep fu
 	}
 	out := struct {
 		Paths map[string]ref `json:"paths"`
-	}{Paths: map[string]ref{}}
+	}{Paths: make(map[string]ref, len(paths))}
+	for name, u := range paths {
+		out.Paths[name] = ref{ServerRelativeURL: u}
+	}
+	return writeJSONDoc(w, r, out)
+}
+
+// V3Paths is the content of /openapi/v3: the server-relative URL (with its
+// hash) of every embedded document keep accepts and of docs, by name.
+func (s *Specs) V3Paths(keep func(name string) bool, docs []Doc) (map[string]string, error) {
+	idx, err := s.Index()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(idx.V3)+len(docs))
 	for name, e := range idx.V3 {
 		if keep == nil || keep(name) {
-			out.Paths[name] = ref{ServerRelativeURL: V3URL(name, e.Hash)}
+			out[name] = V3URL(name, e.Hash)
 		}
 	}
 	for _, d := range docs {
-		out.Paths[d.Name] = ref{ServerRelativeURL: V3URL(d.Name, d.Hash())}
+		out[d.Name] = V3URL(d.Name, d.Hash())
 	}
-	return writeJSONDoc(w, r, out)
+	return out, nil
 }
 
 // ServeDoc serves a run-time v3 document.

@@ -3,9 +3,14 @@ package integration
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/orch/orch/test/testutil"
@@ -121,6 +126,44 @@ func testMutatingPolicyAndWebhook(t *testing.T, s *testutil.Server) {
 		_ = cms.Delete(ctx, got.Name, metav1.DeleteOptions{})
 		if got.Labels["b"] != "set" || got.Labels["saw-b"] != "yes" {
 			return fmt.Errorf("labels %v", got.Labels)
+		}
+		return nil
+	})
+}
+
+func init() {
+	register("MutatingAdmissionPolicyCustomResource", testMutatingPolicyCustomResource)
+}
+
+// testMutatingPolicyCustomResource: an ApplyConfiguration policy on a
+// custom resource whose CRD appears after the plug-in started. The merge
+// needs the CRD's OpenAPI v3 document, which the plug-in's type converters
+// find through the index they poll (in process in orch).
+func testMutatingPolicyCustomResource(t *testing.T, s *testutil.Server) {
+	ctx := ctxT(t)
+	ext, err := apiextclient.NewForConfig(s.Config)
+	must(t, err, "apiextensions client")
+	dyn, err := dynamic.NewForConfig(s.Config)
+	must(t, err, "dynamic client")
+	group := fmt.Sprintf("itmap%04x.example.com", time.Now().UnixNano()&0xffff)
+	createEstablished(t, ext, widgetCRD(group))
+	ns := newNamespace(t, s.Clientset)
+	p := mutatingPolicy("it-map-cr-"+ns, admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+		ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{spec: Object.spec{color: "blue"}}`}})
+	p.Spec.MatchConstraints.ResourceRules[0].Rule = admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"},
+		Resources: []string{"widgets"}}
+	createMutatingPolicy(t, s, p, ns)
+	wi := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}).Namespace(ns)
+	waitFor(t, "the policy to set spec.color", func() error {
+		w := widget(group, "", map[string]interface{}{"size": "small"})
+		w.SetGenerateName("w-")
+		got, err := wi.Create(ctx, w, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		_ = wi.Delete(ctx, got.GetName(), metav1.DeleteOptions{})
+		if c, _, _ := unstructured.NestedString(got.Object, "spec", "color"); c != "blue" {
+			return fmt.Errorf("spec %v", got.Object["spec"])
 		}
 		return nil
 	})

@@ -26,6 +26,7 @@ type Mutating struct {
 	objs    upstream.ObjectInterfaces
 	started chan struct{}
 	mp      atomic.Pointer[mutating.Plugin]
+	paths   PathsFunc // nil: the type converters GET /openapi/v3
 }
 
 var _ admission.Mutator = (*Mutating)(nil)
@@ -34,6 +35,10 @@ var _ admission.Mutator = (*Mutating)(nil)
 func NewMutating(scheme *runtime.Scheme) *Mutating {
 	return &Mutating{objs: objectInterfaces(scheme), started: make(chan struct{})}
 }
+
+// SetOpenAPIPaths lists the OpenAPI v3 documents in process for the type
+// converters of ApplyConfiguration merges (call before Start).
+func (p *Mutating) SetOpenAPIPaths(paths PathsFunc) { p.paths = paths }
 
 // Start builds upstream's plug-in over the loopback clients (policies,
 // bindings and params from the informers of f, which the caller starts;
@@ -45,6 +50,9 @@ func (p *Mutating) Start(client kubernetes.Interface, dyn dynamic.Interface, f i
 		return fmt.Errorf("MutatingAdmissionPolicy: %w", err)
 	}
 	mp.SetEnabled(true) // GA since 1.36
+	if p.paths != nil {
+		client = withOpenAPI{Interface: client, paths: p.paths}
+	}
 	mp.SetExternalKubeInformerFactory(f)
 	mp.SetExternalKubeClientSet(client)
 	mp.SetDynamicClient(dyn)
