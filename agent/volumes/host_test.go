@@ -327,3 +327,31 @@ func TestHostUpdatePod(t *testing.T) {
 	}
 	teardownAndCheck(t, m, pod.UID)
 }
+
+// TestHostIsMountPoint: statx's answer and mountinfo's agree on a tmpfs,
+// on a plain directory, on a directory inside the tmpfs and on /.
+func TestHostIsMountPoint(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := ensureTmpfs(dir, 1<<20, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unmountAll(dir) })
+	inner := filepath.Join(dir, "inner")
+	if err := os.Mkdir(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{dir: true, filepath.Dir(dir): false, inner: false, "/": true} {
+		got, err := isMountPoint(path)
+		byInfo, err2 := isMountPointByMountinfo(path)
+		if err != nil || err2 != nil || got != want || byInfo != want {
+			t.Errorf("%s: statx %v (%v), mountinfo %v (%v), want %v", path, got, err, byInfo, err2, want)
+		}
+	}
+	if err := ensureTmpfs(dir, 1<<20, 0o755); err != nil { // already mounted: nothing stacked
+		t.Fatal(err)
+	}
+	if mps, _ := mountsUnder(dir); len(mps) != 1 {
+		t.Errorf("mounts under %s after a second ensureTmpfs: %v", dir, mps)
+	}
+}
