@@ -50,6 +50,9 @@ type Store struct {
 	rng   Range
 	mu    sync.Mutex
 	lockF *os.File
+	// hints is each owner's IP as the last scan or allocation saw it
+	// (guarded by mu); a hint is used only once its file is read back.
+	hints map[string]net.IP
 }
 
 // New opens (creating if needed) the allocator directory dir for subnet.
@@ -65,7 +68,7 @@ func New(dir string, subnet *net.IPNet) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ipam: open lock file: %w", err)
 	}
-	s := &Store{dir: dir, rng: rng, lockF: f}
+	s := &Store{dir: dir, rng: rng, lockF: f, hints: map[string]net.IP{}}
 	unlock, err := s.lock()
 	if err != nil {
 		f.Close()
@@ -120,6 +123,9 @@ func (s *Store) Allocate(owner string) (net.IP, error) {
 		return nil, err
 	}
 	defer unlock()
+	if ip, ok := s.owned(owner); ok {
+		return ip, nil
+	}
 	held, err := s.scan()
 	if err != nil {
 		return nil, err
@@ -129,7 +135,27 @@ func (s *Store) Allocate(owner string) (net.IP, error) {
 			return a.IP, nil
 		}
 	}
-	return s.allocateNew(owner)
+	ip, err := s.allocateNew(owner)
+	if err == nil {
+		s.hints[owner] = ip
+	}
+	return ip, err
+}
+
+// owned returns owner's IP from its hint when that IP's file still names
+// owner (the caller holds the lock): every sync of a running pod asks for
+// its IP, and one file read answers where a scan reads every allocation.
+func (s *Store) owned(owner string) (net.IP, bool) {
+	ip, ok := s.hints[owner]
+	if !ok {
+		return nil, false
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, ip.String()))
+	if err != nil || strings.TrimSpace(string(b)) != owner {
+		delete(s.hints, owner)
+		return nil, false
+	}
+	return ip, true
 }
 
 func (s *Store) allocateNew(owner string) (net.IP, error) {
@@ -186,6 +212,7 @@ func (s *Store) Release(owner string) error {
 		return err
 	}
 	defer unlock()
+	delete(s.hints, owner)
 	held, err := s.scan()
 	if err != nil {
 		return err
@@ -208,7 +235,15 @@ func (s *Store) Release(owner string) error {
 
 // Get returns the IP held by owner, if any.
 func (s *Store) Get(owner string) (net.IP, bool, error) {
-	list, err := s.List()
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	if ip, ok := s.owned(owner); ok {
+		return ip, true, nil
+	}
+	list, err := s.scan()
 	if err != nil {
 		return nil, false, err
 	}
@@ -252,5 +287,11 @@ func (s *Store) scan() ([]Allocation, error) {
 		out = append(out, Allocation{IP: ip, Owner: strings.TrimSpace(string(b))})
 	}
 	sort.Slice(out, func(i, j int) bool { return ipToU32(out[i].IP) < ipToU32(out[j].IP) })
+	clear(s.hints)
+	for _, a := range out {
+		if _, ok := s.hints[a.Owner]; !ok {
+			s.hints[a.Owner] = a.IP
+		}
+	}
 	return out, nil
 }

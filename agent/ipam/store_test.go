@@ -240,3 +240,37 @@ func TestConcurrentAllocate(t *testing.T) {
 		seen[ip.String()] = true
 	}
 }
+
+// TestHintsFollowTheFiles: an owner's remembered IP is used only while its
+// file still names the owner; another process's change to the directory
+// (here: the file rewritten to another owner, then removed) is seen.
+func TestHintsFollowTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(t, dir, "10.42.0.0/29")
+	ip, err := s.Allocate("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.Get("a"); err != nil || !ok || !got.Equal(ip) {
+		t.Fatalf("Get(a) = %v %v %v, want %v", got, ok, err, ip)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ip.String()), []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.Get("a"); err != nil || ok {
+		t.Fatalf("Get(a) after its file names b = %v %v %v, want none", got, ok, err)
+	}
+	if got, ok, _ := s.Get("b"); !ok || !got.Equal(ip) {
+		t.Fatalf("Get(b) = %v %v, want %v", got, ok, ip)
+	}
+	again, err := s.Allocate("a")
+	if err != nil || again.Equal(ip) {
+		t.Fatalf("Allocate(a) = %v %v, want a new IP", again, err)
+	}
+	if err := os.Remove(filepath.Join(dir, again.String())); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.Get("a"); err != nil || ok {
+		t.Fatalf("Get(a) after its file went = %v %v %v, want none", got, ok, err)
+	}
+}
