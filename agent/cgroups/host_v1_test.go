@@ -68,6 +68,16 @@ func TestHostV1TiersAndPods(t *testing.T) {
 	f.expect("memory", parents[ep.UID], "memory.limit_in_bytes", unlimitedV1)
 	f.expect("cpu", bu, "cpu.shares", "256") // burstable tier follows its pods' requests
 
+	// A pod cgroup removed behind the Manager's back is made again: the
+	// Manager skips rewriting what it wrote only while the cgroup exists.
+	if err := os.Remove(m.be.(*v1Backend).dir("memory", parents[gp.UID])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.EnsurePod(gp); err != nil {
+		t.Fatalf("EnsurePod after removal: %v", err)
+	}
+	f.expect("memory", parents[gp.UID], "memory.limit_in_bytes", strconv.Itoa(64<<20))
+
 	uids, err := m.PodCgroups()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package cgroups
 import (
 	"fmt"
 	"path"
+	"reflect"
 	"sync"
 
 	cgroups "github.com/containerd/cgroups/v3"
@@ -24,6 +25,10 @@ type Manager struct {
 	// burstable holds the cpu requests (millicores) of the Burstable pods
 	// placed by this Manager; their sum sets the burstable tier's shares.
 	burstable map[types.UID]int64
+	// written is what ensurePod last wrote to each pod cgroup: a pod synced
+	// again with the same resources costs a stat instead of a rewrite of
+	// every value (and, on v1, a read of mountinfo).
+	written map[string]Resources
 	// clampLogged is set once the first oom_score_adj clamp was logged at
 	// info level.
 	clampLogged bool
@@ -53,7 +58,7 @@ func New(log *zap.Logger, cfg Config) (*Manager, error) {
 	}
 	log = log.Named("cgroups")
 	log.Info("cgroup manager", zap.Int("version", cfg.Version), zap.String("root", "/"+cfg.Root))
-	return &Manager{log: log, cfg: cfg, be: be, burstable: map[types.UID]int64{}}, nil
+	return &Manager{log: log, cfg: cfg, be: be, burstable: map[types.UID]int64{}, written: map[string]Resources{}}, nil
 }
 
 // detectVersion maps containerd's Mode: unified is v2; legacy and hybrid
@@ -138,9 +143,15 @@ func (m *Manager) ensurePod(pod *corev1.Pod) (string, error) {
 			return "", err
 		}
 	}
-	if err := m.be.ensure(group, PodResources(pod, m.cfg.PodPidsLimit)); err != nil {
+	want := PodResources(pod, m.cfg.PodPidsLimit)
+	if old, ok := m.written[group]; ok && reflect.DeepEqual(old, want) && m.be.exists(group) {
+		return group, nil
+	}
+	delete(m.written, group)
+	if err := m.be.ensure(group, want); err != nil {
 		return "", fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	m.written[group] = want
 	m.log.Debug("pod cgroup ready", zap.String("pod", pod.Namespace+"/"+pod.Name),
 		zap.String("qos", string(class)), zap.String("cgroup", group))
 	return group, nil

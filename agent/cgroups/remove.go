@@ -26,6 +26,9 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, class := range classes {
+		delete(m.written, m.PodPath(class, uid))
+	}
 	return m.setBurstable(uid, -1)
 }
 
