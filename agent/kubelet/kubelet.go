@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -120,8 +121,12 @@ func New(cfg Config) (*Kubelet, error) {
 	inf := k.factory.Core().V1().Pods()
 	k.lister, k.synced = inf.Lister(), inf.Informer().HasSynced
 	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    k.enqueue,
-		UpdateFunc: func(_, n interface{}) { k.enqueue(n) },
+		AddFunc: k.enqueue,
+		UpdateFunc: func(o, n interface{}) {
+			if needsSync(o, n) {
+				k.enqueue(n)
+			}
+		},
 		DeleteFunc: k.enqueue,
 	}); err != nil {
 		return nil, fmt.Errorf("pod informer: %w", err)
@@ -158,6 +163,25 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// needsSync tells whether an update of a pod asks for a sync. An update of
+// the status alone does not, unless its phase changed (a pod that became
+// terminal is finished) or the pod has readiness gates (its Ready
+// condition follows conditions others write): the kubelet's own status
+// patches come back as such updates, two to four per pod start, and
+// upstream's pod config source does not sync a pod for them either.
+func needsSync(oldObj, newObj interface{}) bool {
+	o, ok1 := oldObj.(*corev1.Pod)
+	n, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 || len(n.Spec.ReadinessGates) > 0 || o.Status.Phase != n.Status.Phase {
+		return true
+	}
+	oc, nc := *o, *n
+	oc.Status, nc.Status = corev1.PodStatus{}, corev1.PodStatus{}
+	oc.ResourceVersion, nc.ResourceVersion = "", ""
+	oc.ManagedFields, nc.ManagedFields = nil, nil
+	return !equality.Semantic.DeepEqual(&oc, &nc)
 }
 
 func (k *Kubelet) enqueue(obj interface{}) {

@@ -247,3 +247,38 @@ func TestPullAuth(t *testing.T) {
 		}
 	}
 }
+
+func TestNeedsSync(t *testing.T) {
+	base := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ResourceVersion: "1"},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	edit := func(f func(p *corev1.Pod)) *corev1.Pod {
+		p := base.DeepCopy()
+		p.ResourceVersion = "2"
+		f(p)
+		return p
+	}
+	for name, tc := range map[string]struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		"status only":         {edit(func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" }), false},
+		"resourceVersion":     {edit(func(*corev1.Pod) {}), false},
+		"phase":               {edit(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), true},
+		"label":               {edit(func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }), true},
+		"deletion":            {edit(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }), true},
+		"spec":                {edit(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "j" }), true},
+		"readiness gate pods": {edit(func(p *corev1.Pod) { p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "x"}} }), true},
+	} {
+		if got := needsSync(base, tc.pod); got != tc.want {
+			t.Errorf("%s: needsSync = %v, want %v", name, got, tc.want)
+		}
+	}
+	withGate := edit(func(p *corev1.Pod) { p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "x"}} })
+	if !needsSync(withGate, edit(func(p *corev1.Pod) {
+		p.Spec.ReadinessGates = withGate.Spec.ReadinessGates
+		p.Status.Conditions = []corev1.PodCondition{{Type: "x", Status: corev1.ConditionTrue}}
+	})) {
+		t.Error("a readiness gate's condition changed: want a sync")
+	}
+}
