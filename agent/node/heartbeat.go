@@ -90,10 +90,11 @@ func Heartbeat(ctx context.Context, log *zap.Logger, client kubernetes.Interface
 	var last []corev1.NodeCondition
 	var lastImages []corev1.ContainerImage
 	var lastPost time.Time
+	lease := &leaseRenewer{client: client, name: cfg.Name, period: period}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		if err := renewLease(ctx, client, cfg.Name, period); err != nil && ctx.Err() == nil {
+		if err := lease.renew(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("renewing node lease failed", zap.Error(err))
 		}
 		h := health(ctx)
@@ -133,25 +134,50 @@ func postConditions(ctx context.Context, client kubernetes.Interface, name strin
 	return err
 }
 
-func renewLease(ctx context.Context, client kubernetes.Interface, name string, period time.Duration) error {
-	leases := client.CoordinationV1().Leases(LeaseNamespace)
-	now := metav1.NewMicroTime(time.Now())
-	l, err := leases.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: LeaseNamespace},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name),
-				LeaseDurationSeconds: ptr.To(int32(4 * period / time.Second)), RenewTime: &now},
-		}, metav1.CreateOptions{})
-		return err
+// leaseRenewer renews the node's Lease from the copy its last write
+// returned, as upstream's node lease controller does: it reads the Lease
+// only when it has no copy yet or the last write failed.
+type leaseRenewer struct {
+	client kubernetes.Interface
+	name   string
+	period time.Duration
+	last   *coordinationv1.Lease
+}
+
+func (r *leaseRenewer) renew(ctx context.Context) error {
+	leases := r.client.CoordinationV1().Leases(LeaseNamespace)
+	if r.last != nil {
+		l, err := leases.Update(ctx, r.renewed(r.last), metav1.UpdateOptions{})
+		r.last = nil
+		if err == nil {
+			r.last = l
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	l, err := leases.Get(ctx, r.name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		l, err = leases.Create(ctx, r.renewed(&coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: LeaseNamespace}}), metav1.CreateOptions{})
+	case err == nil:
+		l, err = leases.Update(ctx, r.renewed(l), metav1.UpdateOptions{})
 	}
 	if err != nil {
 		return err
 	}
+	r.last = l
+	return nil
+}
+
+// renewed is a copy of l held by this node and renewed now.
+func (r *leaseRenewer) renewed(l *coordinationv1.Lease) *coordinationv1.Lease {
 	l = l.DeepCopy()
-	l.Spec.HolderIdentity = ptr.To(name)
-	l.Spec.LeaseDurationSeconds = ptr.To(int32(4 * period / time.Second))
+	now := metav1.NewMicroTime(time.Now())
+	l.Spec.HolderIdentity = ptr.To(r.name)
+	l.Spec.LeaseDurationSeconds = ptr.To(int32(4 * r.period / time.Second))
 	l.Spec.RenewTime = &now
-	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-	return err
+	return l
 }
