@@ -220,21 +220,46 @@ func (k *Kubelet) worker(ctx context.Context) {
 // task-state check before the containers are listed anyway.
 const fullRelistEvery = 10
 
+// TaskChanges is implemented by a Runtime that reports task changes as
+// they happen (containerd's task events). The relist then runs on each
+// change and otherwise every eventedRelistFactor periods, as a safety net.
+type TaskChanges interface {
+	TaskChanges() <-chan struct{}
+}
+
+const eventedRelistFactor = 5
+
+// minRelistGap spaces the relists that changes trigger: starts and exits
+// come in bursts when many pods start or stop at once.
+const minRelistGap = 200 * time.Millisecond
+
 // relistLoop is kubelet's generic PLEG: it lists the runtime's containers
-// and enqueues the pods whose containers changed state. Each period first
+// and enqueues the pods whose containers changed state, every period or,
+// with a runtime that reports TaskChanges, on each change. Each time it first
 // compares the tasks' states with the last ones (one small call); the
 // containers, whose records carry their whole spec, are listed only when
 // a task appeared, went or changed state, and every fullRelistEvery periods.
 func (k *Kubelet) relistLoop(ctx context.Context) {
-	t := time.NewTicker(k.cfg.RelistPeriod)
+	var changes <-chan struct{}
+	period := k.cfg.RelistPeriod
+	if tc, ok := k.cfg.Runtime.(TaskChanges); ok {
+		changes, period = tc.TaskChanges(), eventedRelistFactor*period
+	}
+	t := time.NewTicker(period)
 	defer t.Stop()
 	var lastTasks map[string]runtime.State
+	var last time.Time
 	for quiet := 0; ; quiet++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-changes:
+			if !sleepCtx(ctx, minRelistGap-time.Since(last)) {
+				return
+			}
 		}
+		last = time.Now()
 		tasks, err := k.cfg.Runtime.TaskStates(ctx)
 		if err == nil && lastTasks != nil && maps.Equal(tasks, lastTasks) && quiet < fullRelistEvery {
 			continue
@@ -255,6 +280,22 @@ func (k *Kubelet) relistLoop(ctx context.Context) {
 		}
 		k.relist = seen
 		k.mu.Unlock()
+	}
+}
+
+// sleepCtx waits d (nothing when d <= 0) and reports whether ctx is still
+// live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

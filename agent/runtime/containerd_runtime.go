@@ -58,12 +58,14 @@ type Containerd struct {
 	execs map[string]execTarget
 	// groups assigns pods to shared shims.
 	groups *shimGroups
+	// changes is TaskChanges (one pending signal at most).
+	changes chan struct{}
 }
 
 var _ Interface = (*Containerd)(nil)
 
 // New prepares a runtime over client. It picks the snapshotter, starts the
-// OOM event watcher and reattaches logs of running containers (Recover).
+// task event watcher and reattaches logs of running containers (Recover).
 func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts Options) (*Containerd, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -87,7 +89,8 @@ func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts O
 		opts.PodsPerShim = DefaultPodsPerShim
 	}
 	r := &Containerd{log: log.Named("runtime"), client: client, opts: opts, ios: map[string]*ctrIO{},
-		execs: map[string]execTarget{}, groups: newShimGroups(opts.PodsPerShim)}
+		execs: map[string]execTarget{}, groups: newShimGroups(opts.PodsPerShim),
+		changes: make(chan struct{}, 1)}
 	ctx = r.nsCtx(ctx)
 	if opts.Snapshotter == "" {
 		r.opts.Snapshotter = PickSnapshotter(ctx, client)
@@ -96,7 +99,7 @@ func New(ctx context.Context, log *zap.Logger, client *containerd.Client, opts O
 		zap.String("snapshotter", r.opts.Snapshotter), zap.Int("podsPerShim", r.opts.PodsPerShim))
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
-	go r.watchOOM(wctx)
+	go r.watchTasks(wctx)
 	if err := r.Recover(ctx); err != nil {
 		cancel()
 		return nil, err

@@ -209,12 +209,25 @@ func processStatus(s tasktypes.Status) containerd.ProcessStatus {
 	return containerd.ProcessStatus(strings.ToLower(s.String()))
 }
 
-// watchOOM marks containers whose cgroup hit an OOM kill (the /tasks/oom
-// event) with LabelOOMKilled, so ContainerStatus reports OOMKilled.
-func (r *Containerd) watchOOM(ctx context.Context) {
+// TaskChanges signals, coalesced, that a container's task started,
+// exited or was deleted (containerd's task events, exec processes left
+// out), and once after each (re)subscription, when events may have been
+// missed. The kubelet relists on it instead of polling as often.
+func (r *Containerd) TaskChanges() <-chan struct{} { return r.changes }
+
+// watchTasks follows the namespace's task events: an OOM kill marks the
+// container with LabelOOMKilled (so ContainerStatus reports OOMKilled)
+// before its exit is signalled; starts, exits and deletes of containers
+// are signalled on TaskChanges.
+func (r *Containerd) watchTasks(ctx context.Context) {
+	var filters []string
+	for _, topic := range []string{"/tasks/oom", "/tasks/start", "/tasks/exit", "/tasks/delete"} {
+		filters = append(filters, fmt.Sprintf(`topic==%q,namespace==%q`, topic, r.opts.Namespace))
+	}
 	for ctx.Err() == nil {
-		evs, errs := r.client.Subscribe(ctx, fmt.Sprintf(`topic=="/tasks/oom",namespace==%q`, r.opts.Namespace))
-		r.consumeOOM(ctx, evs, errs)
+		evs, errs := r.client.Subscribe(ctx, filters...)
+		r.signalChange()
+		r.consumeTasks(ctx, evs, errs)
 		select {
 		case <-ctx.Done():
 			return
@@ -223,7 +236,14 @@ func (r *Containerd) watchOOM(ctx context.Context) {
 	}
 }
 
-func (r *Containerd) consumeOOM(ctx context.Context, evs <-chan *events.Envelope, errs <-chan error) {
+func (r *Containerd) signalChange() {
+	select {
+	case r.changes <- struct{}{}:
+	default: // one is pending: the relist will see this change too
+	}
+}
+
+func (r *Containerd) consumeTasks(ctx context.Context, evs <-chan *events.Envelope, errs <-chan error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -238,11 +258,20 @@ func (r *Containerd) consumeOOM(ctx context.Context, evs <-chan *events.Envelope
 			if err != nil {
 				continue
 			}
-			oom, ok := v.(*apievents.TaskOOM)
-			if !ok {
-				continue
+			switch ev := v.(type) {
+			case *apievents.TaskOOM:
+				r.markOOM(ctx, ev.ContainerID)
+			case *apievents.TaskStart:
+				r.signalChange()
+			case *apievents.TaskExit:
+				if ev.ID == ev.ContainerID { // not an exec process
+					r.signalChange()
+				}
+			case *apievents.TaskDelete:
+				if ev.ID == "" || ev.ID == ev.ContainerID {
+					r.signalChange()
+				}
 			}
-			r.markOOM(ctx, oom.ContainerID)
 		}
 	}
 }
