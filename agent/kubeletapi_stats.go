@@ -58,6 +58,19 @@ func (s *nodeStats) Node() (kubeletapi.Usage, time.Time, error) {
 
 // Pods reads each running pod's cgroup and its running containers'.
 func (s *nodeStats) Pods(ctx context.Context) ([]kubeletapi.PodStats, error) {
+	// One list of every container (its task states from one call) rather
+	// than a list per pod with a round trip to the shim per container: the
+	// resource metrics are scraped every 15 s.
+	all, err := s.rt.ListContainers(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("containers: %w", err)
+	}
+	byPod := map[string][]runtime.ContainerStatus{}
+	for _, c := range all {
+		if c.State == runtime.StateRunning {
+			byPod[c.PodUID] = append(byPod[c.PodUID], c)
+		}
+	}
 	var out []kubeletapi.PodStats
 	for _, p := range s.pods() {
 		if p.Status.Phase != corev1.PodRunning {
@@ -72,14 +85,7 @@ func (s *nodeStats) Pods(ctx context.Context) ([]kubeletapi.PodStats, error) {
 		if p.Status.StartTime != nil {
 			ps.Start = p.Status.StartTime.Time
 		}
-		list, err := s.rt.ListContainers(ctx, string(p.UID))
-		if err != nil {
-			return nil, fmt.Errorf("containers of %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		for _, c := range list {
-			if c.State != runtime.StateRunning {
-				continue
-			}
+		for _, c := range byPod[string(p.UID)] {
 			cu, err := s.cg.Usage(cgroups.ContainerCgroupsPath(parent, c.ID))
 			if err != nil {
 				continue
