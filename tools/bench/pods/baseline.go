@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
@@ -27,7 +30,8 @@ type baseline struct {
 	img         containerd.Image
 	snapshotter string
 	cgroupRoot  string
-	ids         []string
+	mu          sync.Mutex
+	ids         []string // guarded by mu
 }
 
 func newBaseline(ctx context.Context, log *zap.Logger, sock, ns, cgroupRoot, imageTar string) (*baseline, error) {
@@ -59,7 +63,10 @@ func newBaseline(ctx context.Context, log *zap.Logger, sock, ns, cgroupRoot, ima
 // start times NewContainer (new snapshot, OCI spec from the image config,
 // runc v2 shim) + NewTask (no stdio) + Start for one container.
 func (b *baseline) start(i int) (time.Duration, error) {
-	id := fmt.Sprintf("base-%03d", i)
+	return b.startID(fmt.Sprintf("base-%03d", i))
+}
+
+func (b *baseline) startID(id string) (time.Duration, error) {
 	t0 := time.Now()
 	c, err := b.client.NewContainer(b.ctx, id,
 		containerd.WithImage(b.img),
@@ -72,7 +79,9 @@ func (b *baseline) start(i int) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("new container %s: %w", id, err)
 	}
+	b.mu.Lock()
 	b.ids = append(b.ids, id)
+	b.mu.Unlock()
 	task, err := c.NewTask(b.ctx, cio.NullIO)
 	if err != nil {
 		return 0, fmt.Errorf("new task %s: %w", id, err)
@@ -83,15 +92,39 @@ func (b *baseline) start(i int) (time.Duration, error) {
 	return time.Since(t0), nil
 }
 
-// cleanup kills and deletes the baseline's tasks, containers, snapshots
-// and image, then its namespace. Errors are logged; the host sweep follows.
-func (b *baseline) cleanup() {
-	if b == nil || b.client == nil {
-		return
+// burst starts n containers at once (a goroutine each), times them until
+// the last one started, then removes them: the raw containerd floor of
+// the orch burst of as many pods.
+func (b *baseline) burst(n int) (time.Duration, error) {
+	ids := make([]string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range ids {
+		ids[i] = fmt.Sprintf("base-burst%d-%03d", n, i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := b.startID(ids[i])
+			errs <- err
+		}()
 	}
+	wg.Wait()
+	d := time.Since(t0)
+	close(errs)
+	var first error
+	for err := range errs {
+		first = cmp.Or(first, err)
+	}
+	b.remove(ids)
+	return d, first
+}
+
+// remove kills and deletes the containers ids (and their snapshots).
+func (b *baseline) remove(ids []string) {
 	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
 	defer cancel()
-	for _, id := range b.ids {
+	for _, id := range ids {
 		c, err := b.client.LoadContainer(ctx, id)
 		if err != nil {
 			continue
@@ -105,6 +138,23 @@ func (b *baseline) cleanup() {
 			b.log.Warn("baseline container delete", zap.String("id", id), zap.Error(err))
 		}
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ids = slices.DeleteFunc(b.ids, func(id string) bool { return slices.Contains(ids, id) })
+}
+
+// cleanup kills and deletes the baseline's tasks, containers, snapshots
+// and image, then its namespace. Errors are logged; the host sweep follows.
+func (b *baseline) cleanup() {
+	if b == nil || b.client == nil {
+		return
+	}
+	b.mu.Lock()
+	ids := slices.Clone(b.ids)
+	b.mu.Unlock()
+	b.remove(ids)
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
 	if b.img != nil {
 		// Synchronous: containerd's GC removes the content and the unpacked
 		// snapshots before the call returns, so the namespace is empty.

@@ -26,6 +26,9 @@ type burstResult struct {
 	Pods     int
 	AllReady time.Duration
 	CPU      float64
+	// Baseline is containerd alone starting as many containers at once
+	// (NewContainer + NewTask + Start each, no pod network or volumes).
+	Baseline time.Duration `json:",omitempty"`
 }
 
 // burstPhase creates each level's pods at once (one client goroutine per
@@ -41,14 +44,18 @@ func (e *env) burstPhase(ctx context.Context, log *zap.Logger, f *flags, res *re
 		if err != nil {
 			return err
 		}
-		log.Info("burst", zap.Int("pods", n), zap.Duration("all_ready", d), zap.Float64("cpu_s", cpu))
-		res.Bursts = append(res.Bursts, burstResult{Pods: n, AllReady: d, CPU: cpu})
 		if err := deletePods(ctx, e.cs, "burst="+strconv.Itoa(n), 3*time.Minute); err != nil {
 			return err
 		}
 		if err := e.waitContainersGone(ctx, "burst"); err != nil {
 			return err
 		}
+		base, err := e.base.burst(n)
+		if err != nil {
+			return fmt.Errorf("containerd burst of %d: %w", n, err)
+		}
+		log.Info("burst", zap.Int("pods", n), zap.Duration("all_ready", d), zap.Float64("cpu_s", cpu), zap.Duration("containerd", base))
+		res.Bursts = append(res.Bursts, burstResult{Pods: n, AllReady: d, CPU: cpu, Baseline: base})
 	}
 	return nil
 }

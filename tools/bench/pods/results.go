@@ -65,7 +65,12 @@ func (r *results) markdown() string {
 	row("containerd: NewContainer + NewTask + Start", c)
 	row(fmt.Sprintf("(orch idle-phase pods, the run's first %d)", r.IdlePods), summarize(r.IdleStarts))
 	for _, bu := range r.Bursts {
-		fmt.Fprintf(&b, "\n%d pods created at once → all Running and Ready: **%s** (node CPU meanwhile %.2f s)\n", bu.Pods, ms(bu.AllReady), bu.CPU)
+		fmt.Fprintf(&b, "\n%d pods created at once → all Running and Ready: **%s** (node CPU meanwhile %.2f s)", bu.Pods, ms(bu.AllReady), bu.CPU)
+		if bu.Baseline > 0 {
+			fmt.Fprintf(&b, "; containerd alone, %d containers at once: %s (ratio %.2fx)", bu.Pods, ms(bu.Baseline),
+				float64(bu.AllReady)/float64(bu.Baseline))
+		}
+		b.WriteString("\n")
 	}
 	if c.P99 > 0 {
 		fmt.Fprintf(&b, "\norch p99 / containerd p99 = **%.2fx** (goal <= 1.5x); p50 ratio %.2fx\n",

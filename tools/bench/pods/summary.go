@@ -13,7 +13,7 @@ import (
 type runRow struct {
 	OrchRSS, NodePSS, ContainerdPSS, ShimsPSS float64 // MiB
 	CPU, RuntimeCPU                           float64 // % of a core: orch; containerd and its shims
-	Bursts                                    map[int]time.Duration
+	Bursts, BaseBursts                        map[int]time.Duration
 	P50Ratio, P99Ratio                        float64
 	OrchP50, OrchP99, BaseP50, BaseP99        time.Duration
 }
@@ -21,11 +21,14 @@ type runRow struct {
 func rowOf(r *results) runRow {
 	m := r.MemIdle
 	row := runRow{OrchRSS: mib(m.ServerAgent.RSS), NodePSS: mib(m.Node.PSS), ContainerdPSS: mib(m.Containerd.PSS),
-		ShimsPSS: mib(m.Shims.PSS), Bursts: map[int]time.Duration{}}
+		ShimsPSS: mib(m.Shims.PSS), Bursts: map[int]time.Duration{}, BaseBursts: map[int]time.Duration{}}
 	row.CPU = r.pctOfCore(r.IdleCPU.Server + r.IdleCPU.Agent)
 	row.RuntimeCPU = r.pctOfCore(r.IdleCPU.Containerd + r.IdleCPU.Shims)
 	for _, b := range r.Bursts {
 		row.Bursts[b.Pods] = b.AllReady
+		if b.Baseline > 0 {
+			row.BaseBursts[b.Pods] = b.Baseline
+		}
 	}
 	o, c := summarize(r.OrchStarts), summarize(r.BaseStarts)
 	row.OrchP50, row.OrchP99, row.BaseP50, row.BaseP99 = o.P50, o.P99, c.P50, c.P99
@@ -86,6 +89,9 @@ func summaryMarkdown(rows []runRow) string {
 	line("  containerd + shims CPU (% of a core)", func(r runRow) float64 { return r.RuntimeCPU }, "%.2f")
 	for _, n := range burstSizes(rows) {
 		line(fmt.Sprintf("%d pods at once → all Ready (s)", n), func(r runRow) float64 { return r.Bursts[n].Seconds() }, "%.2f")
+		if slices.ContainsFunc(rows, func(r runRow) bool { return r.BaseBursts[n] > 0 }) {
+			line(fmt.Sprintf("  containerd alone, %d at once (s)", n), func(r runRow) float64 { return r.BaseBursts[n].Seconds() }, "%.2f")
+		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	line("one at a time: orch p50 (ms)", func(r runRow) float64 { return ms(r.OrchP50) }, "%.1f")
