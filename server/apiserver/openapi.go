@@ -4,10 +4,12 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/orch/orch/server/openapi"
+	"github.com/orch/orch/server/registry"
 )
 
 // serveOpenAPI answers /openapi/v2 (JSON or protobuf), /openapi/v3 (the
@@ -40,9 +42,41 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 
 // OpenAPIV3Paths is /openapi/v3 in process: the server-relative URL (with
 // its hash) of every served v3 document, by name. MutatingAdmissionPolicy's
-// type converters poll it every 5 s.
+// type converters poll it every 5 s, so the answer is kept until the
+// custom resources change. The map must not be modified.
 func (s *Server) OpenAPIV3Paths() (map[string]string, error) {
-	return s.specs.V3Paths(s.openAPIv3Filter(), s.dynamicDocs())
+	var dyn []*registry.Resource
+	if s.cfg.Dynamic != nil {
+		dyn = s.cfg.Dynamic.Resources()
+	}
+	docs := s.dynamicDocs()
+	m := &s.v3Paths
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.paths != nil && sameSlice(m.dyn, dyn) && sameSlice(m.docs, docs) {
+		return m.paths, nil
+	}
+	paths, err := s.specs.V3Paths(s.openAPIv3Filter(), docs)
+	if err != nil {
+		return nil, err
+	}
+	m.dyn, m.docs, m.paths = dyn, docs, paths
+	return paths, nil
+}
+
+// v3PathsMemo is the last OpenAPIV3Paths answer with the custom resources
+// and documents it was made from (the CRD registry replaces those slices
+// when a CRD changes; it never changes them in place).
+type v3PathsMemo struct {
+	mu    sync.Mutex
+	dyn   []*registry.Resource
+	docs  []openapi.Doc
+	paths map[string]string
+}
+
+// sameSlice tells whether a and b are the same slice (not equal contents).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // openAPIv3Filter tells whether a v3 document ("api/v1", "apis/apps",

@@ -113,7 +113,8 @@ type Server struct {
 	podProxy      *http.Transport // pods/proxy to pod IPs
 	virtual       map[schema.GroupVersionResource]Virtual
 	// specs are the embedded OpenAPI documents (their index decoded once).
-	specs *openapi.Specs
+	specs   *openapi.Specs
+	v3Paths v3PathsMemo
 	// openapiV2 is /openapi/v2 with the custom resources merged in.
 	openapiV2 *openapi.V2Cache
 	metrics   *requestMetrics // nil without Config.Metrics
