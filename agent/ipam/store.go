@@ -123,23 +123,32 @@ func (s *Store) Allocate(owner string) (net.IP, error) {
 		return nil, err
 	}
 	defer unlock()
-	if ip, ok := s.owned(owner); ok {
-		return ip, nil
-	}
-	held, err := s.scan()
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range held {
-		if a.Owner == owner {
-			return a.IP, nil
-		}
+	if ip, ok, err := s.find(owner); err != nil || ok {
+		return ip, err
 	}
 	ip, err := s.allocateNew(owner)
 	if err == nil {
 		s.hints[owner] = ip
 	}
 	return ip, err
+}
+
+// find returns the IP held by owner (the caller holds the lock): from its
+// hint, else from a scan.
+func (s *Store) find(owner string) (net.IP, bool, error) {
+	if ip, ok := s.owned(owner); ok {
+		return ip, true, nil
+	}
+	held, err := s.scan()
+	if err != nil {
+		return nil, false, err
+	}
+	for _, a := range held {
+		if a.Owner == owner {
+			return a.IP, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // owned returns owner's IP from its hint when that IP's file still names
@@ -240,19 +249,7 @@ func (s *Store) Get(owner string) (net.IP, bool, error) {
 		return nil, false, err
 	}
 	defer unlock()
-	if ip, ok := s.owned(owner); ok {
-		return ip, true, nil
-	}
-	list, err := s.scan()
-	if err != nil {
-		return nil, false, err
-	}
-	for _, a := range list {
-		if a.Owner == owner {
-			return a.IP, true, nil
-		}
-	}
-	return nil, false, nil
+	return s.find(owner)
 }
 
 // List returns all allocations ordered by IP.

@@ -255,8 +255,10 @@ func (k *Kubelet) relistLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-changes:
-			if !sleepCtx(ctx, minRelistGap-time.Since(last)) {
+			select {
+			case <-ctx.Done():
 				return
+			case <-time.After(minRelistGap - time.Since(last)):
 			}
 		}
 		last = time.Now()
@@ -280,22 +282,6 @@ func (k *Kubelet) relistLoop(ctx context.Context) {
 		}
 		k.relist = seen
 		k.mu.Unlock()
-	}
-}
-
-// sleepCtx waits d (nothing when d <= 0) and reports whether ctx is still
-// live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

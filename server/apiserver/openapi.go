@@ -16,20 +16,21 @@ import (
 // index of served group versions) and /openapi/v3/<path> from the embedded
 // documents of package openapi.
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
-	specs := s.specs
 	p := strings.TrimSuffix(r.URL.Path, "/")
+	name := strings.TrimPrefix(p, "/openapi/v3/")
 	var err error
 	switch {
 	case p == "/openapi/v2":
-		err = specs.ServeV2With(w, r, s.openapiV2, s.dynamicV2())
+		err = s.specs.ServeV2With(w, r, s.openapiV2, s.dynamicV2())
 	case p == "/openapi/v3":
-		err = specs.ServeV3IndexWith(w, r, s.openAPIv3Filter(), s.dynamicDocs())
-	case s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")) != nil:
-		err = openapi.ServeDoc(w, r, *s.dynamicDoc(strings.TrimPrefix(p, "/openapi/v3/")))
-	case !s.openAPIv3Filter()(strings.TrimPrefix(p, "/openapi/v3/")):
-		err = openapi.ErrNotFound
+		var paths map[string]string
+		if paths, err = s.OpenAPIV3Paths(); err == nil {
+			err = openapi.ServeV3Paths(w, r, paths)
+		}
+	case s.dynamicDoc(name) != nil:
+		err = openapi.ServeDoc(w, r, *s.dynamicDoc(name))
 	default:
-		err = specs.ServeV3(w, r, strings.TrimPrefix(p, "/openapi/v3/"))
+		err = s.serveV3Doc(w, r, name)
 	}
 	switch {
 	case errors.Is(err, openapi.ErrNotFound):
@@ -40,10 +41,23 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// OpenAPIV3Paths is /openapi/v3 in process: the server-relative URL (with
-// its hash) of every served v3 document, by name. MutatingAdmissionPolicy's
-// type converters poll it every 5 s, so the answer is kept until the
-// custom resources change. The map must not be modified.
+// serveV3Doc serves an embedded v3 document if the index lists it.
+func (s *Server) serveV3Doc(w http.ResponseWriter, r *http.Request, name string) error {
+	paths, err := s.OpenAPIV3Paths()
+	if err != nil {
+		return err
+	}
+	if _, ok := paths[name]; !ok {
+		return openapi.ErrNotFound
+	}
+	return s.specs.ServeV3(w, r, name)
+}
+
+// OpenAPIV3Paths is the content of /openapi/v3: the server-relative URL
+// (with its hash) of every served v3 document, by name. It is served over
+// HTTP and, in process, to MutatingAdmissionPolicy's type converters, which
+// poll it every 5 s, so the answer is kept until the custom resources
+// change. The map must not be modified.
 func (s *Server) OpenAPIV3Paths() (map[string]string, error) {
 	var dyn []*registry.Resource
 	if s.cfg.Dynamic != nil {
@@ -82,8 +96,7 @@ func sameSlice[T any](a, b []T) bool {
 // openAPIv3Filter tells whether a v3 document ("api/v1", "apis/apps",
 // "apis/apps/v1", ...) belongs to a group version this server serves now.
 // It looks at the served resources once, so that filtering the whole index
-// is one pass over them (the index is polled: MutatingAdmissionPolicy's
-// type converters ask for it every 5 s).
+// is one pass over them.
 func (s *Server) openAPIv3Filter() func(name string) bool {
 	gvs, groups := map[schema.GroupVersion]bool{}, map[string]bool{}
 	for _, r := range s.allResources() {

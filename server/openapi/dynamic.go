@@ -29,13 +29,8 @@ func (d Doc) Hash() string {
 	return hashOf(d.JSON)
 }
 
-// ServeV3IndexWith serves /openapi/v3 like ServeV3Index, with the run-time
-// documents added.
-func (s *Specs) ServeV3IndexWith(w http.ResponseWriter, r *http.Request, keep func(name string) bool, docs []Doc) error {
-	paths, err := s.V3Paths(keep, docs)
-	if err != nil {
-		return err
-	}
+// ServeV3Paths serves /openapi/v3 from its content (V3Paths).
+func ServeV3Paths(w http.ResponseWriter, r *http.Request, paths map[string]string) error {
 	type ref struct {
 		ServerRelativeURL string `json:"serverRelativeURL"`
 	}

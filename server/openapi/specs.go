@@ -120,7 +120,11 @@ func (s *Specs) ServeV2(w http.ResponseWriter, r *http.Request) error {
 // ServeV3Index serves /openapi/v3: the served documents (those keep accepts)
 // with their hashed URLs.
 func (s *Specs) ServeV3Index(w http.ResponseWriter, r *http.Request, keep func(name string) bool) error {
-	return s.ServeV3IndexWith(w, r, keep, nil)
+	paths, err := s.V3Paths(keep, nil)
+	if err != nil {
+		return err
+	}
+	return ServeV3Paths(w, r, paths)
 }
 
 // ServeV3 serves /openapi/v3/<name> as JSON. With ?hash= equal to the
