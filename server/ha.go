@@ -16,9 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -239,19 +239,23 @@ func watchNewServers(ctx context.Context, client kubernetes.Interface) <-chan st
 
 // removeDeletedNodeServers runs on the leader: when a Node is deleted and a
 // server's lease names that node, the server leaves the Raft cluster (as
-// deleting an etcd member's node does in k3s).
-func removeDeletedNodeServers(ctx context.Context, client kubernetes.Interface, store *datastore.RaftStore, log *zap.Logger) error {
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "nodes", "", fields.Everything())
-	_, ctl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &corev1.Node{},
-		Handler: cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj interface{}) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if n, ok := obj.(*corev1.Node); ok {
-				removeNodeServer(ctx, client, store, n.Name, log)
-			}
-		}}})
-	ctl.RunWithContext(ctx)
+// deleting an etcd member's node does in k3s). The Nodes come from f, a
+// term's view of the server's shared cache; the handler goes with the term.
+func removeDeletedNodeServers(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory,
+	store *datastore.RaftStore, log *zap.Logger) error {
+	defer f.Shutdown()
+	if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj interface{}) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if n, ok := obj.(*corev1.Node); ok {
+			removeNodeServer(ctx, client, store, n.Name, log)
+		}
+	}}); err != nil {
+		return fmt.Errorf("node informer: %w", err)
+	}
+	f.StartWithContext(ctx)
+	<-ctx.Done()
 	return nil
 }
 
@@ -329,7 +333,8 @@ func (l *liveServers) ips(ctx context.Context) []net.IP {
 
 // haLoops are the leader-only loops of a cluster of servers; store is nil
 // on an external etcd (no Raft membership to watch).
-func haLoops(client kubernetes.Interface, api *apiserver.Server, store *datastore.RaftStore, log *zap.Logger) []controller {
+func haLoops(client kubernetes.Interface, views func() informers.SharedInformerFactory, api *apiserver.Server,
+	store *datastore.RaftStore, log *zap.Logger) []controller {
 	endpoints := controller{"api server endpoints", func(ctx context.Context) error {
 		reconcileServers(ctx, client, api.EnsureKubernetesEndpoints, clusteredRaft(store), log)
 		return nil
@@ -343,7 +348,7 @@ func haLoops(client kubernetes.Interface, api *apiserver.Server, store *datastor
 			return nil
 		}},
 		{"raft members of deleted nodes", func(ctx context.Context) error {
-			return removeDeletedNodeServers(ctx, client, store, log)
+			return removeDeletedNodeServers(ctx, client, views(), store, log)
 		}},
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -99,7 +100,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer inproc.stop()
 	servers.client.Store(&inproc.client)
 	d.enc.SetPeers(encryptionPeers(inproc.client, id, bundle))
-	loops := append(inproc.loops, haLoops(inproc.client, api, d.raft, log)...)
+	loops := append(inproc.loops, haLoops(inproc.client, inproc.views, api, d.raft, log)...)
 	availability, err := availabilityController(bundle, api, log)
 	if err != nil {
 		return err
@@ -175,7 +176,8 @@ func loadIdentity(cfg Config, p *Parsed, dir string, log *zap.Logger) (*pki.Bund
 
 // inProcess is what startInProcess started and built.
 type inProcess struct {
-	client kubernetes.Interface // the loopback client
+	client kubernetes.Interface                   // the loopback client
+	views  func() informers.SharedInformerFactory // a term's view of the shared cache
 	loops  []controller
 	policy func(context.Context) error // the default RBAC policy, reconciled by the leader
 	stop   func()
@@ -194,7 +196,7 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 		return nil, fmt.Errorf("loopback client: %w", err)
 	}
 	cache := newSharedCache(loopClient)
-	ipam, err := nodeipam.New(nodeipam.Config{Client: loopClient, ClusterCIDR: cfg.ClusterCIDR, Logger: log})
+	ipam, err := nodeipam.New(nodeipam.Config{Client: loopClient, Informers: cache.view, ClusterCIDR: cfg.ClusterCIDR, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -231,12 +233,12 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	loops = append(loops, manifests)
 	parts.mutatingPolicies.SetOpenAPIPaths(api.OpenAPIV3Paths)
 	if err := startCaches(loopback, loopClient, parts, cache); err != nil {
-		cache.stop()
+		cache.Stop()
 		stopCRDs()
 		return nil, err
 	}
-	return &inProcess{client: loopClient, loops: loops, policy: bootstrapPolicy(loopClient, log),
-		stop: func() { cache.stop(); stopCRDs() }}, nil
+	return &inProcess{client: loopClient, views: cache.view, loops: loops, policy: bootstrapPolicy(loopClient, log),
+		stop: func() { cache.Stop(); stopCRDs() }}, nil
 }
 
 // serveUntilDone waits for the bootstrap objects, writes the kubeconfig,

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 
 	"k8s.io/client-go/dynamic"
@@ -22,41 +21,32 @@ import (
 // graph), APF, admission (webhooks, policies) and, while this server
 // leads, the controllers (kit.Options.Cache) register their informers
 // with it, so a type any of them caches is listed, watched and held once.
-type sharedCache struct {
-	factory *handlermux.Factory
-	ctx     context.Context
-	cancel  context.CancelFunc
-}
+type sharedCache struct{ *handlermux.Shared }
 
 func newSharedCache(client kubernetes.Interface) *sharedCache {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &sharedCache{factory: kit.NewFactory(client), ctx: ctx, cancel: cancel}
-}
-
-// start starts every informer registered so far, for the server's life.
-func (c *sharedCache) start() { c.factory.StartWithContext(c.ctx) }
-
-// stop ends the informers and waits for them.
-func (c *sharedCache) stop() {
-	c.cancel()
-	c.factory.Shutdown()
+	return &sharedCache{handlermux.NewShared(kit.NewFactory(client))}
 }
 
 // forControllers is the cache as the controllers' terms see it.
 func (c *sharedCache) forControllers() *kit.SharedCache {
-	return &kit.SharedCache{Factory: c.factory, Start: c.start}
+	return &kit.SharedCache{Factory: c.Factory, Start: c.Run}
 }
+
+// view is one leadership term's part of the cache: a leader-only loop
+// that watches a type the cache already holds (Nodes) adds its handlers
+// for the term instead of a watch of its own.
+func (c *sharedCache) view() informers.SharedInformerFactory { return c.View() }
 
 // startCaches registers the informers of authorization, APF and admission
 // with the shared cache and starts it.
 func startCaches(loopback *rest.Config, client kubernetes.Interface, parts *parts, cache *sharedCache) error {
-	parts.authz.register(cache.factory)
-	apf.Watch(parts.apf, cache.factory)
-	parts.hooks.SetSource(webhook.NewSource(cache.factory), aggregator.EndpointResolver{Client: client})
-	if err := startPolicies(loopback, client, cache.factory, parts.authz.authz, cache.ctx.Done(), parts.policies, parts.mutatingPolicies); err != nil {
+	parts.authz.register(cache.Factory)
+	apf.Watch(parts.apf, cache.Factory)
+	parts.hooks.SetSource(webhook.NewSource(cache.Factory), aggregator.EndpointResolver{Client: client})
+	if err := startPolicies(loopback, client, cache.Factory, parts.authz.authz, cache.Done(), parts.policies, parts.mutatingPolicies); err != nil {
 		return err
 	}
-	cache.start()
+	cache.Run()
 	return nil
 }
 

@@ -202,3 +202,34 @@ func (v *View) StartWithContext(context.Context) { v.start() }
 
 // Shutdown removes the part's handlers; the informers run on.
 func (v *View) Shutdown() { _ = v.Close() }
+
+// Shared is a Factory that the parts of a process share for as long as
+// the Shared runs: each part takes a View, whose Start starts what the
+// part added until Stop, and whose Shutdown only takes back the part's
+// handlers. A type several parts cache is listed, watched and held once.
+type Shared struct {
+	*Factory
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// NewShared runs f's informers until Stop.
+func NewShared(f *Factory) *Shared {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Shared{Factory: f, ctx: ctx, cancel: cancel}
+}
+
+// Run starts every informer registered so far, until Stop.
+func (s *Shared) Run() { s.Factory.StartWithContext(s.ctx) }
+
+// Done is closed by Stop.
+func (s *Shared) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Stop ends the informers and waits for them.
+func (s *Shared) Stop() {
+	s.cancel()
+	s.Factory.Shutdown()
+}
+
+// View is one part's view of s.
+func (s *Shared) View() *View { return NewView(s.Factory, s.Run) }

@@ -202,3 +202,57 @@ func TestWrapperOfAWrapperCloses(t *testing.T) {
 		_ = f.Close()
 	}
 }
+
+// Parts of a process share one watch per type through Views: a part that
+// starts later starts what it added, a part's context and Shutdown do not
+// end the watch (its handlers go), and Stop ends it.
+func TestSharedViewsOneWatch(t *testing.T) {
+	client := fake.NewClientset(cm("a", "1"))
+	shared := NewShared(Wrap(informers.NewSharedInformerFactory(client, 0), "", nil))
+	first, second := shared.View(), shared.View()
+	r1, r2 := &recorder{}, &recorder{}
+	if _, err := first.Core().V1().ConfigMaps().Informer().AddEventHandler(r1); err != nil {
+		t.Fatal(err)
+	}
+	partCtx, partCancel := context.WithCancel(context.Background())
+	first.StartWithContext(partCtx)
+	if !cache.WaitForCacheSync(partCtx.Done(), first.Core().V1().ConfigMaps().Informer().HasSynced) {
+		t.Fatal("first part: not synced")
+	}
+	if _, err := second.Core().V1().ConfigMaps().Informer().AddEventHandler(r2); err != nil {
+		t.Fatal(err)
+	}
+	second.Core().V1().Secrets().Informer() // added after the first start
+	second.StartWithContext(context.Background())
+	for typ, ok := range second.WaitForCacheSync(nil) {
+		if !ok {
+			t.Fatalf("second part: %v not synced", typ)
+		}
+	}
+	waitCounts(t, "second (replay)", r2, [3]int{1, 0, 0})
+
+	partCancel() // the first part ends
+	first.Shutdown()
+	if _, err := client.CoreV1().ConfigMaps("ns").Create(context.Background(), cm("b", "1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCounts(t, "second", r2, [3]int{2, 0, 0})
+	if got := r1.counts(); got != [3]int{1, 0, 0} {
+		t.Errorf("first part's handler after its Shutdown saw %v", got)
+	}
+	watches := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "watch" && a.GetResource().Resource == "configmaps" {
+			watches++
+		}
+	}
+	if watches != 1 {
+		t.Errorf("configmaps watched %d times, want 1", watches)
+	}
+	shared.Stop()
+	select {
+	case <-shared.Done():
+	default:
+		t.Error("Done not closed after Stop")
+	}
+}

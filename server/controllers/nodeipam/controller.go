@@ -42,6 +42,10 @@ type Config struct {
 	// NodeMaskSize is the prefix length of each Node's subnet; 0 = /24 for
 	// IPv4, /64 for IPv6.
 	NodeMaskSize int
+	// Informers returns the informer factory of one Run (a leadership
+	// term; the server's: a view of its shared cache, whose Shutdown takes
+	// back the term's handlers); nil = a new factory over Client per Run.
+	Informers func() informers.SharedInformerFactory
 	// Logger is named "nodeipam"; nil = no logging.
 	Logger *zap.Logger
 	// RateLimiter of the workqueue; nil = exponential 50ms..30s per item.
@@ -56,6 +60,7 @@ type Controller struct {
 	mask    int
 	log     *zap.Logger
 	limiter func() workqueue.TypedRateLimiter[string]
+	factory func() informers.SharedInformerFactory
 }
 
 // NewForConfig builds a clientset from rc (e.g. rest.Config{Host:
@@ -100,14 +105,20 @@ func New(cfg Config) (*Controller, error) {
 		}
 		return workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second)
 	}
+	factory := cfg.Informers
+	if factory == nil {
+		factory = func() informers.SharedInformerFactory {
+			return informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option())
+		}
+	}
 	return &Controller{client: cfg.Client, cluster: cluster.Masked(), mask: cfg.NodeMaskSize,
-		log: cfg.Logger.Named(controllerName), limiter: limiter}, nil
+		log: cfg.Logger.Named(controllerName), limiter: limiter, factory: factory}, nil
 }
 
 // Run watches Nodes and assigns pod CIDRs until ctx ends. Every call starts
-// from scratch: a fresh informer and a bitmap rebuilt from existing Nodes.
+// from scratch: fresh event handlers and a bitmap rebuilt from existing Nodes.
 func (c *Controller) Run(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, cachetrim.Option())
+	factory := c.factory()
 	nodes := factory.Core().V1().Nodes()
 	informer := nodes.Informer()
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
