@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -246,22 +247,24 @@ func runNode(ctx context.Context, cfg Config, log *zap.Logger, client apiClients
 		return err
 	}
 	defer stopOverlay()
-	defer startProxy(ctx, cfg, log, client)()
+	shared := newSharedInformers(client, cfg.NodeName)
+	defer shared.stop() // after the components below have stopped
+	defer startProxy(ctx, cfg, log, client, shared.cluster.View())()
 	defer startNetpol(ctx, cfg, log, client)()
-	defer startDNS(ctx, cfg, log, client)()
-	defer startIngress(ctx, cfg, log, client)()
-	stopNode := keepNode(ctx, cfg, log, client, ctrd, netm, nodeCfg, podCIDR)
+	defer startDNS(ctx, cfg, log, client, shared.cluster.View())()
+	defer startIngress(ctx, cfg, log, client, shared.cluster.View())()
+	stopNode := keepNode(ctx, cfg, log, client, shared.node.View(), ctrd, netm, nodeCfg, podCIDR)
 	defer stopNode()
 	if cfg.Ready != nil {
 		cfg.Ready()
 	}
-	return runPods(ctx, cfg, log, client, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
+	return runPods(ctx, cfg, log, client, shared, rt, netm, cg, kubelet.ImageService{S: imgs, Client: ctrd, Namespace: cfg.ContainerdNS}, nodeCfg, creds)
 }
 
 // keepNode runs the heartbeat (Lease, conditions from real health) and
 // re-registers the Node when it is deleted; the returned func stops both.
-func keepNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, ctrd *containerd.Client,
-	netm *network.Manager, nodeCfg node.Config, podCIDR string) func() {
+func keepNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface, nodes informers.SharedInformerFactory,
+	ctrd *containerd.Client, netm *network.Manager, nodeCfg node.Config, podCIDR string) func() {
 	thresholds, _ := node.ParseThresholds(cfg.EvictionHard) // checked by Validate
 	checker := &node.Checker{Log: log.Named("health"), NodeFS: cfg.DataDir, ImageFS: imageFSDir(cfg), Thresholds: thresholds,
 		Runtime: func(ctx context.Context) error { _, err := ctrd.Version(ctx); return err },
@@ -275,7 +278,7 @@ func keepNode(ctx context.Context, cfg Config, log *zap.Logger, client kubernete
 	}()
 	go func() {
 		defer wg.Done()
-		node.KeepRegistered(ctx, log.Named("node"), client, nodeCfg, podCIDR, checker.Health)
+		node.KeepRegistered(ctx, log.Named("node"), client, nodes, nodeCfg, podCIDR, checker.Health)
 	}()
 	return func() { cancel(); wg.Wait() }
 }
@@ -380,7 +383,7 @@ func setupHost(cfg Config, log *zap.Logger, podCIDR string, mtu int, alloc corev
 	return netm, cg, nil
 }
 
-func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients, rt runtime.Interface,
+func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients, shared sharedInformers, rt runtime.Interface,
 	netm *network.Manager, cg kubelet.Cgroups, imgs kubelet.ImageService, nc node.Config, creds *join.Credentials) error {
 	bc := record.NewBroadcaster(record.WithContext(ctx))
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.events.CoreV1().Events("")})
@@ -393,7 +396,8 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients
 	hooks := lifecycle.New(log, lifecycle.Deps{Exec: prober.ExecFromRuntime(rt), Recorder: rec})
 	storageDir := localpath.StorageDir(cfg.DataDir)
 	go func() { // local-path volumes: report the storage dir, remove deleted volumes' data
-		if err := localpath.Run(ctx, localpath.Config{Client: client, NodeName: cfg.NodeName, StorageDir: storageDir, Logger: log}); err != nil && ctx.Err() == nil {
+		if err := localpath.Run(ctx, localpath.Config{Client: client, NodeName: cfg.NodeName, StorageDir: storageDir, Logger: log,
+			NodeInformers: shared.node.View()}); err != nil && ctx.Err() == nil {
 			log.Error("local-path storage stopped", zap.Error(err))
 		}
 	}()
@@ -405,7 +409,7 @@ func runPods(ctx context.Context, cfg Config, log *zap.Logger, client apiClients
 	go bundles.Run(ctx)
 	podCerts := certs.NewPodCerts(certs.PodCertsConfig{Client: client, NodeName: cfg.NodeName, Recorder: rec, Log: log})
 	k, err := kubelet.New(kubelet.Config{
-		NodeName: cfg.NodeName, Client: client, Runtime: rt, Network: netm, Cgroups: cg,
+		NodeName: cfg.NodeName, Client: client, Informers: shared.cluster.View(), Runtime: rt, Network: netm, Cgroups: cg,
 		Images: imgs, Volumes: kubelet.VolumeManager{M: vols, Src: kubelet.CertSources(client, bundles, podCerts)},
 		PodCerts: podCerts, Probes: kubelet.ProberProbes{M: probes}, Hooks: hooks, Recorder: rec,
 		PodsDir: podsDir, DNS: kubelet.DNS{ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain},

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/orch/orch/agent/proxy"
@@ -13,8 +14,9 @@ import (
 // ctx ends or the returned func is called; its rules stay in place, so
 // Services keep working while the agent restarts. A proxy that cannot
 // start is logged, not fatal: pods still run.
-func startProxy(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface) func() {
-	p, err := proxy.New(log, client, proxy.Config{NodeName: cfg.NodeName, Prefix: cfg.ChainPrefix,
+func startProxy(ctx context.Context, cfg Config, log *zap.Logger, client kubernetes.Interface,
+	shared informers.SharedInformerFactory) func() {
+	p, err := proxy.New(log, client, proxy.Config{NodeName: cfg.NodeName, Informers: shared, Prefix: cfg.ChainPrefix,
 		ClusterCIDR: cfg.ClusterCIDR, BridgeName: cfg.BridgeName})
 	if err != nil {
 		log.Error("service proxy not started", zap.Error(err))

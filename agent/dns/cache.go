@@ -42,9 +42,14 @@ type Cache struct {
 	slices   cache.SharedIndexInformer
 }
 
-// NewCache registers the informers; Start runs them.
-func NewCache(client kubernetes.Interface) (*Cache, error) {
-	f := informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(stripManagedFields))
+// NewCache registers the informers; Start runs them. They come from
+// shared when it is not nil (a view of the agent's factory), else from a
+// factory of the cache's own that also drops annotations.
+func NewCache(client kubernetes.Interface, shared informers.SharedInformerFactory) (*Cache, error) {
+	f := shared
+	if f == nil {
+		f = informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(stripManagedFields))
+	}
 	c := &Cache{factory: f, services: f.Core().V1().Services().Informer(),
 		slices: f.Discovery().V1().EndpointSlices().Informer()}
 	if err := c.services.AddIndexers(cache.Indexers{byIPIndex: serviceIPs, byNSIndex: cache.MetaNamespaceIndexFunc}); err != nil {

@@ -81,7 +81,7 @@ func fakeCluster(t *testing.T) *fakeClient {
 func startCache(t *testing.T, objs ...runtime.Object) (*Cache, *fakeClient) {
 	t.Helper()
 	client := fakeclient.NewClientset(objs...)
-	c, err := NewCache(client)
+	c, err := NewCache(client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,16 @@ import (
 
 	"github.com/miekg/dns"
 	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 )
 
 // Config is what the DNS server needs.
 type Config struct {
-	Client        kubernetes.Interface
+	Client kubernetes.Interface
+	// Informers, when set, is the agent's shared factory the Services and
+	// EndpointSlices come from (else the server watches them itself).
+	Informers     informers.SharedInformerFactory
 	ClusterDNS    string // the address served (--cluster-dns, 10.43.0.10)
 	ClusterDomain string // cluster.local
 	// LinkName is the dummy interface the agent puts ClusterDNS on and
@@ -63,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
-	c, err := NewCache(cfg.Client)
+	c, err := NewCache(cfg.Client, cfg.Informers)
 	if err != nil {
 		return nil, err
 	}

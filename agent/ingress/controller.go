@@ -31,6 +31,10 @@ type Config struct {
 	HTTPPort, HTTPSPort int
 	// RetryBind is how often a port that was taken is tried again (10s).
 	RetryBind time.Duration
+	// Informers, when set, is the agent's shared factory the Services,
+	// EndpointSlices, Ingresses and IngressClasses come from (else the
+	// controller watches them itself, trimmed to what the Table reads).
+	Informers informers.SharedInformerFactory
 }
 
 // Controller keeps the routing Table current and the listeners open while
@@ -66,7 +70,10 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := informers.NewSharedInformerFactory(cfg.Client, 0)
+	f, own := cfg.Informers, cfg.Informers == nil
+	if own {
+		f = informers.NewSharedInformerFactory(cfg.Client, 0)
+	}
 	c := &Controller{cfg: cfg, log: cfg.Logger, factory: f, trigger: make(chan struct{}, 1)}
 	c.table.Store(Build(Inputs{}))
 	c.secrets = newSecrets(cfg.Client, cfg.Logger, c.changed)
@@ -74,8 +81,10 @@ func New(cfg Config) (*Controller, error) {
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
 	c.ingresses, c.classes, c.services, c.slices = ing.Lister(), cls.Lister(), svc.Lister(), sl.Lister()
 	for _, inf := range []cache.SharedIndexInformer{ing.Informer(), cls.Informer(), svc.Informer(), sl.Informer()} {
-		if err := inf.SetTransform(slim); err != nil {
-			return nil, err
+		if own { // a shared factory's informers are trimmed by its owner
+			if err := inf.SetTransform(slim); err != nil {
+				return nil, err
+			}
 		}
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { c.changed() },
 			UpdateFunc: func(any, any) { c.changed() }, DeleteFunc: func(any) { c.changed() }}); err != nil {

@@ -30,12 +30,15 @@ import (
 type Config struct {
 	NodeName string
 	Client   kubernetes.Interface
-	Runtime  runtime.Interface
-	Network  network.Interface
-	Cgroups  Cgroups
-	Images   Images
-	Volumes  Volumes
-	Probes   Probes // nil: NoProbes
+	// Informers, when set, is the agent's shared factory the Services (for
+	// the service link variables) come from.
+	Informers informers.SharedInformerFactory
+	Runtime   runtime.Interface
+	Network   network.Interface
+	Cgroups   Cgroups
+	Images    Images
+	Volumes   Volumes
+	Probes    Probes // nil: NoProbes
 	// PodCerts, when set, is the pod certificate manager (agent/certs):
 	// the kubelet runs it, drops the state of pods it cleaned up, and
 	// resyncs a pod when its certificate request changes.
@@ -113,7 +116,9 @@ func New(cfg Config) (*Kubelet, error) {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
 		}))
-	k.svcFactory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option())
+	if k.svcFactory = cfg.Informers; k.svcFactory == nil {
+		k.svcFactory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, cachetrim.Option())
+	}
 	k.services = k.svcFactory.Core().V1().Services().Lister()
 	if k.cfg.Env == nil {
 		k.cfg.Env = k.apiEnv()

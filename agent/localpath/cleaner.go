@@ -29,6 +29,10 @@ type Config struct {
 	NodeName   string
 	StorageDir string // absolute; StorageDir(agent data dir)
 	Logger     *zap.Logger
+	// NodeInformers, when set, is a factory whose Nodes are this node only
+	// (the agent's, shared with the node's re-registration); else the
+	// cleaner watches its Node itself.
+	NodeInformers informers.SharedInformerFactory
 }
 
 // cleaner removes the data of deleted local-path volumes of one node.
@@ -101,9 +105,12 @@ func newCleaner(cfg Config, log *zap.Logger) (*cleaner, []informers.SharedInform
 		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }}); err != nil {
 		return nil, nil, fmt.Errorf("local-path: %w", err)
 	}
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
-	}))
+	nodeFactory := cfg.NodeInformers
+	if nodeFactory == nil {
+		nodeFactory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
+		}))
+	}
 	nodes := nodeFactory.Core().V1().Nodes()
 	checkNode := func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok && n.Annotations[NodeDirAnnotation] != cfg.StorageDir {

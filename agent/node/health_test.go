@@ -16,8 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/orch/orch/internal/handlermux"
 )
 
 func TestPressure(t *testing.T) {
@@ -119,9 +123,23 @@ func TestCheckerRuntimeTimeout(t *testing.T) {
 }
 
 // TestKeepRegistered deletes the Node: it comes back with its labels,
-// taints, capacity and the podCIDR the bridge uses.
+// taints, capacity and the podCIDR the bridge uses; with a watch of its
+// own or the Node of a shared factory.
 func TestKeepRegistered(t *testing.T) {
 	t.Setenv("KUBE_FEATURE_WatchListClient", "false")
+	t.Run("own watch", func(t *testing.T) {
+		testKeepRegistered(t, func(kubernetes.Interface) informers.SharedInformerFactory { return nil })
+	})
+	t.Run("shared", func(t *testing.T) {
+		testKeepRegistered(t, func(c kubernetes.Interface) informers.SharedInformerFactory {
+			shared := handlermux.NewShared(handlermux.Wrap(informers.NewSharedInformerFactory(c, 0), "", nil))
+			t.Cleanup(shared.Stop)
+			return shared.View()
+		})
+	})
+}
+
+func testKeepRegistered(t *testing.T, nodes func(kubernetes.Interface) informers.SharedInformerFactory) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	client := fake.NewClientset()
@@ -135,7 +153,7 @@ func TestKeepRegistered(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		KeepRegistered(ctx, log, client, cfg, "10.42.7.0/24", func(context.Context) Health { return Health{DiskPressure: true} })
+		KeepRegistered(ctx, log, client, nodes(client), cfg, "10.42.7.0/24", func(context.Context) Health { return Health{DiskPressure: true} })
 	}()
 	time.Sleep(200 * time.Millisecond) // the informer's initial list
 	if err := client.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {

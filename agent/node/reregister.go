@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -21,10 +22,18 @@ import (
 // records it instead of handing out another. Should the Node come back with
 // a different podCIDR anyway, that is logged as an error: the pods keep
 // their addresses until the agent is restarted. It returns when ctx ends.
-func KeepRegistered(ctx context.Context, log *zap.Logger, client kubernetes.Interface, cfg Config, podCIDR string,
-	health func(context.Context) Health) {
+// The Node comes from nodes, a factory whose Nodes are this node only
+// (the agent's, shared), or from a watch of its own when nodes is nil.
+func KeepRegistered(ctx context.Context, log *zap.Logger, client kubernetes.Interface, nodes informers.SharedInformerFactory,
+	cfg Config, podCIDR string, health func(context.Context) Health) {
 	deleted := make(chan struct{}, 1)
-	inf := cache.NewSharedIndexInformer(nodeListWatch(client, cfg.Name), &corev1.Node{}, 0, cache.Indexers{})
+	var inf cache.SharedIndexInformer
+	if nodes != nil {
+		inf = nodes.Core().V1().Nodes().Informer()
+		defer nodes.Shutdown()
+	} else {
+		inf = cache.NewSharedIndexInformer(nodeListWatch(client, cfg.Name), &corev1.Node{}, 0, cache.Indexers{})
+	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
 		select {
 		case deleted <- struct{}{}:
@@ -34,7 +43,11 @@ func KeepRegistered(ctx context.Context, log *zap.Logger, client kubernetes.Inte
 		log.Error("watching the node object", zap.Error(err))
 		return
 	}
-	go inf.RunWithContext(ctx)
+	if nodes != nil {
+		nodes.StartWithContext(ctx)
+	} else {
+		go inf.RunWithContext(ctx)
+	}
 	for {
 		select {
 		case <-ctx.Done():

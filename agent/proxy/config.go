@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"k8s.io/client-go/informers"
 )
 
 // Config is what the proxy needs to know about its node.
@@ -18,6 +20,9 @@ type Config struct {
 	// BridgeName is the pod bridge; route_localnet is turned on for it so
 	// localhost NodePorts reach pods. Empty skips that.
 	BridgeName string
+	// Informers, when set, is the agent's shared factory the Services and
+	// EndpointSlices come from (else the proxy watches them itself).
+	Informers informers.SharedInformerFactory
 	// IPTables is the iptables command ("iptables-nft", "iptables-legacy",
 	// "iptables"); empty detects the backend as package network does.
 	IPTables string

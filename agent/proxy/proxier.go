@@ -46,7 +46,10 @@ func New(log *zap.Logger, client kubernetes.Interface, cfg Config) (*Proxier, er
 
 // newProxier builds a proxier on a backend (cfg has its defaults).
 func newProxier(log *zap.Logger, client kubernetes.Interface, cfg Config, be backend, ct conntracker) (*Proxier, error) {
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
+	f := cfg.Informers
+	if f == nil {
+		f = informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option())
+	}
 	p := &Proxier{cfg: cfg, log: log, factory: f, kick: make(chan struct{}, 1),
 		syncer: newSyncer(log, be, newGenerator(cfg, be.HasRandomFully()), ct)}
 	p.services = f.Core().V1().Services().Lister()
