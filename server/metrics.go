@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -53,7 +54,8 @@ func (m *metricsAPI) setKubeletTLS(tc *tls.Config) {
 
 // start binds the resources to api's loopback and starts the scraper (on
 // every server); the returned func stops it.
-func (m *metricsAPI) start(ctx context.Context, api *apiserver.Server, client kubernetes.Interface, log *zap.Logger) (func(), error) {
+// The Nodes come from f, a view of the server's shared cache.
+func (m *metricsAPI) start(ctx context.Context, api *apiserver.Server, f informers.SharedInformerFactory, log *zap.Logger) (func(), error) {
 	if m == nil || m.kubeletTLS == nil {
 		return func() {}, nil
 	}
@@ -64,10 +66,12 @@ func (m *metricsAPI) start(ctx context.Context, api *apiserver.Server, client ku
 	m.objects.Set(metricsapi.MetadataObjects{Client: meta})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	s := &metricsapi.Scraper{Nodes: metricsapi.ClientNodes{Client: client}, Fetch: metricsapi.NewKubeletFetcher(m.kubeletTLS),
-		Store: m.store, Log: log.Named("metrics-api")}
+	nodes := f.Core().V1().Nodes()
+	s := &metricsapi.Scraper{Nodes: metricsapi.ListerNodes{Lister: nodes.Lister(), Synced: nodes.Informer().HasSynced},
+		Fetch: metricsapi.NewKubeletFetcher(m.kubeletTLS), Store: m.store, Log: log.Named("metrics-api")}
+	f.StartWithContext(ctx)
 	go func() { defer close(done); s.Run(ctx) }()
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done; f.Shutdown() }, nil
 }
 
 // leaderLoops create the metrics reader ClusterRole (leader only).

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	loops = append(loops, availability)
 	loops = append(loops, parts.metrics.leaderLoops(inproc.client, log)...)
-	stopMetrics, err := parts.metrics.start(ctx, api, inproc.client, log)
+	stopMetrics, err := parts.metrics.start(ctx, api, inproc.views(), log)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,9 @@ func startInProcess(cfg Config, api *apiserver.Server, parts *parts, tls control
 	}
 	events := eventttl.New(eventttl.Config{Client: loopClient, TTL: cfg.EventTTL, Logger: log})
 	loops := []controller{{"event TTL", func(ctx context.Context) error { events.Run(ctx); return nil }},
-		{"apf bootstrap", func(ctx context.Context) error { return apf.RunEnsurer(ctx, loopClient.FlowcontrolV1(), log) }}}
+		{"apf bootstrap", func(ctx context.Context) error {
+			return apf.RunEnsurer(ctx, loopClient.FlowcontrolV1(), cache.view(), log)
+		}}}
 	if !cfg.DisableControllerManager {
 		pcrs := pcrcleaner.New(pcrcleaner.Config{Client: loopClient, Logger: log})
 		loops = append(loops, controller{"node IPAM", ipam.Run},

@@ -13,9 +13,13 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+	"k8s.io/client-go/informers"
 	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
+	flowcontrollisters "k8s.io/client-go/listers/flowcontrol/v1"
+	"k8s.io/client-go/tools/cache"
 
 	registryfc "github.com/orch/orch/server/registry/flowcontrol"
 )
@@ -46,11 +50,21 @@ type ops[T object] struct {
 	deepCopy func(T) T
 }
 
-// RunEnsurer keeps the bootstrap configuration until ctx ends (leader only).
-func RunEnsurer(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface, log *zap.Logger) error {
+// RunEnsurer keeps the bootstrap configuration until ctx ends (leader
+// only). It reads the objects from f's informers (as upstream's ensurer
+// reads listers), once they have synced, and writes with client; f's
+// Shutdown is called at the end (a term's view of a shared cache).
+func RunEnsurer(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface, f informers.SharedInformerFactory, log *zap.Logger) error {
 	log = log.Named("apf-bootstrap")
+	defer f.Shutdown()
+	fc := f.Flowcontrol().V1()
+	l := &Listers{FlowSchemas: fc.FlowSchemas().Lister(), Levels: fc.PriorityLevelConfigurations().Lister()}
+	f.StartWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), fc.FlowSchemas().Informer().HasSynced, fc.PriorityLevelConfigurations().Informer().HasSynced) {
+		return nil
+	}
 	for {
-		if err := Ensure(ctx, client); err != nil && ctx.Err() == nil {
+		if err := Ensure(ctx, client, l); err != nil && ctx.Err() == nil {
 			log.Warn("ensuring the API priority and fairness configuration", zap.Error(err))
 		}
 		select {
@@ -61,11 +75,24 @@ func RunEnsurer(ctx context.Context, client flowcontrolclient.FlowcontrolV1Inter
 	}
 }
 
+// Listers are where Ensure reads the current objects when given: a
+// stale read only costs a refused write (AlreadyExists, Conflict), which
+// the next round sets right.
+type Listers struct {
+	FlowSchemas flowcontrollisters.FlowSchemaLister
+	Levels      flowcontrollisters.PriorityLevelConfigurationLister
+}
+
 // Ensure creates missing bootstrap objects, resets the spec of changed
 // mandatory ones (and of suggested ones that are auto-updated) and removes
-// auto-updated objects that are not bootstrap objects any more.
-func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface) error {
+// auto-updated objects that are not bootstrap objects any more. It reads
+// with l, or with client when l is nil.
+func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface, l *Listers) error {
 	pl, fs := levelOps(client.PriorityLevelConfigurations()), schemaOps(client.FlowSchemas())
+	if l != nil {
+		pl.get, pl.list = listerReads[*flowcontrolv1.PriorityLevelConfiguration](l.Levels)
+		fs.get, fs.list = listerReads[*flowcontrolv1.FlowSchema](l.FlowSchemas)
+	}
 	return errors.Join(
 		ensureAll(ctx, pl, bootstrap.MandatoryPriorityLevelConfigurations, true),
 		ensureAll(ctx, pl, bootstrap.SuggestedPriorityLevelConfigurations, false),
@@ -74,6 +101,15 @@ func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface
 		removeUnwanted(ctx, fs, slices.Concat(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas)),
 		removeUnwanted(ctx, pl, slices.Concat(bootstrap.MandatoryPriorityLevelConfigurations, bootstrap.SuggestedPriorityLevelConfigurations)),
 	)
+}
+
+// listerReads are ops' get and list over a lister.
+func listerReads[T object](l interface {
+	Get(name string) (T, error)
+	List(labels.Selector) ([]T, error)
+}) (func(context.Context, string) (T, error), func(context.Context) ([]T, error)) {
+	return func(_ context.Context, name string) (T, error) { return l.Get(name) },
+		func(context.Context) ([]T, error) { return l.List(labels.Everything()) }
 }
 
 func ensureAll[T object](ctx context.Context, o ops[T], boots []T, mandatory bool) error {

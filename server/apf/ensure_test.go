@@ -3,10 +3,13 @@ package apf
 import (
 	"context"
 	"testing"
+	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
@@ -15,7 +18,7 @@ func TestEnsure(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewClientset()
 	fc := client.FlowcontrolV1()
-	if err := Ensure(ctx, fc); err != nil {
+	if err := Ensure(ctx, fc, nil); err != nil {
 		t.Fatal(err)
 	}
 	fss, _ := fc.FlowSchemas().List(ctx, metav1.ListOptions{})
@@ -44,7 +47,7 @@ func TestEnsure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := Ensure(ctx, fc); err != nil {
+	if err := Ensure(ctx, fc, nil); err != nil {
 		t.Fatal(err)
 	}
 	if fs, _ := fc.FlowSchemas().Get(ctx, "catch-all", metav1.GetOptions{}); fs.Spec.MatchingPrecedence != 10000 {
@@ -61,10 +64,58 @@ func TestEnsure(t *testing.T) {
 	}
 	// Deleted mandatory objects come back.
 	_ = fc.PriorityLevelConfigurations().Delete(ctx, "exempt", metav1.DeleteOptions{})
-	if err := Ensure(ctx, fc); err != nil {
+	if err := Ensure(ctx, fc, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fc.PriorityLevelConfigurations().Get(ctx, "exempt", metav1.GetOptions{}); err != nil {
 		t.Errorf("exempt not recreated: %v", err)
+	}
+}
+
+// With listers, Ensure reads nothing from the API: no GET, no LIST beyond
+// the informers' own, and it still resets a changed mandatory object.
+func TestEnsureReadsListers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	fc := client.FlowcontrolV1()
+	f := informers.NewSharedInformerFactory(client, 0)
+	inf := f.Flowcontrol().V1()
+	l := &Listers{FlowSchemas: inf.FlowSchemas().Lister(), Levels: inf.PriorityLevelConfigurations().Lister()}
+	f.StartWithContext(ctx)
+	f.WaitForCacheSync(ctx.Done())
+	if err := Ensure(ctx, fc, l); err != nil {
+		t.Fatal(err)
+	}
+	want := len(bootstrap.MandatoryFlowSchemas) + len(bootstrap.SuggestedFlowSchemas)
+	waitFor(t, func() bool { all, _ := l.FlowSchemas.List(labels.Everything()); return len(all) == want })
+	catchAll, _ := fc.FlowSchemas().Get(ctx, "catch-all", metav1.GetOptions{})
+	catchAll.Spec.MatchingPrecedence = 9000
+	if _, err := fc.FlowSchemas().Update(ctx, catchAll, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { fs, _ := l.FlowSchemas.Get("catch-all"); return fs.Spec.MatchingPrecedence == 9000 })
+	client.ClearActions()
+	if err := Ensure(ctx, fc, l); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range client.Actions() {
+		if v := a.GetVerb(); v == "get" || v == "list" {
+			t.Errorf("Ensure with listers called %s %s", v, a.GetResource().Resource)
+		}
+	}
+	if fs, _ := fc.FlowSchemas().Get(ctx, "catch-all", metav1.GetOptions{}); fs.Spec.MatchingPrecedence != 10000 {
+		t.Errorf("catch-all precedence %d, want it reset to 10000", fs.Spec.MatchingPrecedence)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

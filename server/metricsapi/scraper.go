@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
 // DefaultResolution is how often nodes are scraped (metrics-server's
@@ -120,16 +120,28 @@ func ready(n *corev1.Node) bool {
 	return false
 }
 
-// ClientNodes lists nodes through a clientset (the loopback client).
-type ClientNodes struct{ Client kubernetes.Interface }
+// ListerNodes lists nodes from an informer's cache (the server's shared
+// cache): no request per scrape. Before the cache has synced it lists
+// none (the first scrape of a starting server has nothing to scrape).
+type ListerNodes struct {
+	Lister corelisters.NodeLister
+	Synced func() bool
+}
 
 // List implements NodeLister.
-func (c ClientNodes) List(ctx context.Context) ([]corev1.Node, error) {
-	l, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (l ListerNodes) List(context.Context) ([]corev1.Node, error) {
+	if !l.Synced() {
+		return nil, nil
+	}
+	ns, err := l.Lister.List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}
-	return l.Items, nil
+	out := make([]corev1.Node, len(ns))
+	for i, n := range ns {
+		out[i] = *n // read only: the scraper does not change nodes
+	}
+	return out, nil
 }
 
 // KubeletFetcher reads /metrics/resource over HTTPS with the API server's

@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 type nodeList []corev1.Node
@@ -95,5 +97,26 @@ func TestKubeletFetcher(t *testing.T) {
 	}
 	if _, err := NewKubeletFetcher(tc).Fetch(context.Background(), &corev1.Node{}); err == nil {
 		t.Error("fetch from a node without addresses succeeded")
+	}
+}
+
+// ListerNodes reads the cache: nothing before it has synced, then every
+// node in it.
+func TestListerNodes(t *testing.T) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, n := range []string{"a", "b"} {
+		if err := idx.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	synced := false
+	l := ListerNodes{Lister: corelisters.NewNodeLister(idx), Synced: func() bool { return synced }}
+	if ns, err := l.List(context.Background()); err != nil || len(ns) != 0 {
+		t.Fatalf("before sync: %v, %v; want none", ns, err)
+	}
+	synced = true
+	ns, err := l.List(context.Background())
+	if err != nil || len(ns) != 2 {
+		t.Fatalf("after sync: %d nodes, %v; want 2", len(ns), err)
 	}
 }
