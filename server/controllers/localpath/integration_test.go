@@ -219,3 +219,24 @@ func TestClaimProtection(t *testing.T) {
 		t.Fatalf("claim still there: %v", err)
 	}
 }
+
+// TestClaimBindsToALaterVolume: a claim that found no volume binds when a
+// matching one appears, without waiting for a resync.
+func TestClaimBindsToALaterVolume(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+	must[*corev1.PersistentVolumeClaim](t)(c.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim("early", ptr.To("")), metav1.CreateOptions{}))
+	kittest.Until(t, "the claim pending with its protection finalizer", func() bool {
+		p := getClaim(t, c, "early")
+		return p.Status.Phase == corev1.ClaimPending && len(p.Finalizers) == 1
+	})
+	time.Sleep(100 * time.Millisecond) // the binder has looked for a volume and found none
+	must[*corev1.PersistentVolume](t)(c.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "late"},
+		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/late"}}}}, metav1.CreateOptions{}))
+	kittest.Until(t, "the claim bound to the later volume", func() bool {
+		p := getClaim(t, c, "early")
+		return p.Status.Phase == corev1.ClaimBound && p.Spec.VolumeName == "late"
+	})
+}

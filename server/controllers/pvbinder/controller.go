@@ -104,14 +104,23 @@ func (c *Controller) volumeHandler() cache.ResourceEventHandler {
 			c.claimQ.Add(pv.Spec.ClaimRef.Namespace + "/" + pv.Spec.ClaimRef.Name)
 		}
 	}
+	// A volume without a claim may be what a pending claim waits for:
+	// upstream finds it at its next periodic resync of every claim (15 s),
+	// this binder requeues the unbound claims at once.
+	freeVolume := func(obj any) {
+		if pv, ok := obj.(*corev1.PersistentVolume); ok && pv.Spec.ClaimRef == nil {
+			c.enqueueUnbound()
+		}
+	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { kit.Enqueue(c.volumeQ, obj); claimOfVolume(obj) },
-		UpdateFunc: func(_, obj any) { kit.Enqueue(c.volumeQ, obj); claimOfVolume(obj) },
+		AddFunc:    func(obj any) { kit.Enqueue(c.volumeQ, obj); claimOfVolume(obj); freeVolume(obj) },
+		UpdateFunc: func(_, obj any) { kit.Enqueue(c.volumeQ, obj); claimOfVolume(obj); freeVolume(obj) },
 		DeleteFunc: claimOfVolume,
 	}
 }
 
-// enqueueUnbound requeues every unbound claim (a class appeared or changed).
+// enqueueUnbound requeues every unbound claim (a class appeared or
+// changed, a volume without a claim appeared or changed).
 func (c *Controller) enqueueUnbound() {
 	all, err := c.claims.List(labels.Everything())
 	if err != nil {
