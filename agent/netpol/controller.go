@@ -23,12 +23,27 @@ import (
 type Controller struct {
 	cfg      Config
 	log      *zap.Logger
-	factory  informers.SharedInformerFactory
-	pods     corelisters.PodLister
-	nss      corelisters.NamespaceLister
+	factory  informers.SharedInformerFactory // NetworkPolicies
 	policies networkinglisters.NetworkPolicyLister
-	syncer   *syncer
-	kick     chan struct{}
+	// members are the cluster's Pods and Namespaces, watched only while a
+	// NetworkPolicy exists: without one no pod is isolated, and a cluster
+	// that uses none spares every node a watch and a cache of all pods.
+	members *members // nil while not watched
+	syncer  *syncer
+	kick    chan struct{}
+}
+
+// members are the Pod and Namespace watches of a Controller.
+type members struct {
+	factory informers.SharedInformerFactory
+	cancel  context.CancelFunc
+	pods    corelisters.PodLister
+	nss     corelisters.NamespaceLister
+}
+
+func (m *members) stop() {
+	m.cancel()
+	m.factory.Shutdown()
 }
 
 // New sets the enforcer up (informers, iptables backend); Run starts it.
@@ -52,25 +67,64 @@ func newController(cfg Config, log *zap.Logger, be backend) (*Controller, error)
 	f := informers.NewSharedInformerFactory(cfg.Client, 0)
 	c := &Controller{cfg: cfg, log: log, factory: f, kick: make(chan struct{}, 1),
 		syncer: &syncer{log: log, be: be, n: newChainNames(cfg.Prefix)}}
-	podInf := f.Core().V1().Pods().Informer()
+	c.policies = f.Networking().V1().NetworkPolicies().Lister()
+	if _, err := f.Networking().V1().NetworkPolicies().Informer().AddEventHandler(c.pokeOnChange()); err != nil {
+		return nil, fmt.Errorf("networkpolicy informer: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Controller) pokeOnChange() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{AddFunc: func(any) { c.poke() },
+		UpdateFunc: func(any, any) { c.poke() }, DeleteFunc: func(any) { c.poke() }}
+}
+
+// startMembers starts the Pod and Namespace watches (trimmed to what the
+// compiler reads) and waits until they have synced.
+func (c *Controller) startMembers(ctx context.Context) (*members, error) {
+	f := informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	podInf, nsInf := f.Core().V1().Pods().Informer(), f.Core().V1().Namespaces().Informer()
 	if err := podInf.SetTransform(slimPod); err != nil {
 		return nil, fmt.Errorf("pod informer: %w", err)
 	}
-	nsInf := f.Core().V1().Namespaces().Informer()
 	if err := nsInf.SetTransform(slimNamespace); err != nil {
 		return nil, fmt.Errorf("namespace informer: %w", err)
 	}
-	c.pods, c.nss = f.Core().V1().Pods().Lister(), f.Core().V1().Namespaces().Lister()
-	c.policies = f.Networking().V1().NetworkPolicies().Lister()
-	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { c.poke() },
-		UpdateFunc: func(any, any) { c.poke() }, DeleteFunc: func(any) { c.poke() }}
-	for name, inf := range map[string]cache.SharedIndexInformer{"pod": podInf, "namespace": nsInf,
-		"networkpolicy": f.Networking().V1().NetworkPolicies().Informer()} {
-		if _, err := inf.AddEventHandler(h); err != nil {
+	for name, inf := range map[string]cache.SharedIndexInformer{"pod": podInf, "namespace": nsInf} {
+		if _, err := inf.AddEventHandler(c.pokeOnChange()); err != nil {
 			return nil, fmt.Errorf("%s informer: %w", name, err)
 		}
 	}
-	return c, nil
+	ctx, cancel := context.WithCancel(ctx)
+	m := &members{factory: f, cancel: cancel, pods: f.Core().V1().Pods().Lister(), nss: f.Core().V1().Namespaces().Lister()}
+	f.StartWithContext(ctx)
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			m.stop()
+			return nil, fmt.Errorf("network policy: %v cache did not sync: %w", typ, ctx.Err())
+		}
+	}
+	return m, nil
+}
+
+// followPolicies watches the pods and namespaces while a NetworkPolicy
+// exists, and stops when none is left.
+func (c *Controller) followPolicies(ctx context.Context) error {
+	pols, _ := c.policies.List(labels.Everything())
+	switch {
+	case len(pols) > 0 && c.members == nil:
+		m, err := c.startMembers(ctx)
+		if err != nil {
+			return err
+		}
+		c.members = m
+		c.log.Info("network policies exist: watching pods and namespaces")
+	case len(pols) == 0 && c.members != nil:
+		c.members.stop()
+		c.members = nil
+		c.log.Info("no network policy left: not watching pods and namespaces")
+	}
+	return nil
 }
 
 func (c *Controller) poke() {
@@ -91,6 +145,11 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("network policy: %v cache did not sync: %w", typ, ctx.Err())
 		}
 	}
+	defer func() {
+		if c.members != nil {
+			c.members.stop()
+		}
+	}()
 	c.log.Info("network policy enforcement running", zap.String("prefix", c.cfg.Prefix))
 	start := time.Now()
 	check := time.NewTimer(c.jumpPeriod(start))
@@ -102,7 +161,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.stop()
 			return nil
 		case <-c.kick:
-			c.sync()
+			c.sync(ctx)
 			select { // coalesce the changes of the next MinSyncPeriod
 			case <-ctx.Done():
 			case <-time.After(c.cfg.MinSyncPeriod):
@@ -125,7 +184,14 @@ func (c *Controller) jumpPeriod(start time.Time) time.Duration {
 }
 
 // sync compiles the cluster state and applies it; a failure is retried.
-func (c *Controller) sync() {
+func (c *Controller) sync(ctx context.Context) {
+	if err := c.followPolicies(ctx); err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("network policy: watching pods and namespaces failed; retrying", zap.Error(err))
+			time.AfterFunc(5*time.Second, c.poke)
+		}
+		return
+	}
 	rs := render(c.syncer.n, compile(c.snapshot(), func(msg string, err error) {
 		c.log.Warn(msg, zap.Error(err))
 	}))
@@ -147,16 +213,20 @@ func (c *Controller) stop() {
 }
 
 // snapshot reads the caches (objects are only read, never changed).
+// Without members there is no policy, and no pod or namespace matters.
 func (c *Controller) snapshot() snapshot {
 	s := snapshot{Namespaces: map[string]map[string]string{}}
-	pods, _ := c.pods.List(labels.Everything())
+	if c.members == nil {
+		return s
+	}
+	pods, _ := c.members.pods.List(labels.Everything())
 	for _, p := range pods {
 		if info, ok := podFromAPI(p, c.cfg.NodeName); ok {
 			s.Pods = append(s.Pods, info)
 		}
 	}
 	slices.SortFunc(s.Pods, func(a, b podInfo) int { return strings.Compare(a.key(), b.key()) })
-	nss, _ := c.nss.List(labels.Everything())
+	nss, _ := c.members.nss.List(labels.Everything())
 	for _, ns := range nss {
 		s.Namespaces[ns.Name] = ns.Labels
 	}

@@ -46,16 +46,31 @@ func TestControllerFollowsTheAPI(t *testing.T) {
 		lines, _ := be.Rules("FORWARD")
 		return ok && readJump(lines, n) == jumpState{copies: 1, early: true}
 	})
+	if n := watches(cs, "pods") + watches(cs, "namespaces"); n != 0 {
+		t.Fatalf("%d pod and namespace watches without a NetworkPolicy, want none", n)
+	}
 	pol := policy("default", "fe", sel("app", "server"), func(s *networkingv1.NetworkPolicySpec) {
 		s.Ingress = []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{podPeer(sel("role", "frontend"))}}}
 	})
-	if _, err := cs.NetworkingV1().NetworkPolicies("default").Create(ctx, pol, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for round := 1; round <= 2; round++ { // the second round watches the pods again
+		if _, err := cs.NetworkingV1().NetworkPolicies("default").Create(ctx, pol, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, "the server's ingress chain allowing the remote frontend", func() bool {
+			r, _ := be.chain(in)
+			return len(r) == 2 && strings.Contains(r[0], "-s 10.42.1.10/32")
+		})
+		if n := watches(cs, "pods"); n != round {
+			t.Fatalf("round %d: %d pod watches, want %d", round, n, round)
+		}
+		if round == 2 {
+			break
+		}
+		if err := cs.NetworkingV1().NetworkPolicies("default").Delete(ctx, "fe", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, "the chains of the policy to go", func() bool { _, ok := be.chain(in); return !ok })
 	}
-	wait(t, "the server's ingress chain allowing the remote frontend", func() bool {
-		r, _ := be.chain(in)
-		return len(r) == 2 && strings.Contains(r[0], "-s 10.42.1.10/32")
-	})
 	if err := cs.CoreV1().Pods("default").Delete(ctx, "server", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +83,17 @@ func TestControllerFollowsTheAPI(t *testing.T) {
 	if _, ok := be.chain(n.Main); ok || len(be.forward) != 0 {
 		t.Fatalf("nothing isolated, yet rules stay after stop: %v %v", be.chains, be.forward)
 	}
+}
+
+// watches counts the watch calls on resource.
+func watches(cs *fake.Clientset, resource string) int {
+	n := 0
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "watch" && a.GetResource().Resource == resource {
+			n++
+		}
+	}
+	return n
 }
 
 func wait(t *testing.T, what string, cond func() bool) {

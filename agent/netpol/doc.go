@@ -1,7 +1,10 @@
 // Package netpol enforces networking.k8s.io/v1 NetworkPolicy on the node,
 // in the agent, with iptables rules in orch's own filter chains (no CNI
-// plugin). Every agent watches Pods (all of them: peers live anywhere),
-// Namespaces and NetworkPolicies, and programs the pods bound to its node.
+// plugin). Every agent watches NetworkPolicies and, while at least one
+// exists, Pods (all of them: peers live anywhere) and Namespaces, and
+// programs the pods bound to its node. Without a policy no pod is
+// isolated, so a cluster that uses none spares each node a watch and a
+// cache of every pod.
 //
 // Chains, under the agent's chain prefix P (default "ORCH-"):
 //
