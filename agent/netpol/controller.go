@@ -33,6 +33,10 @@ type Controller struct {
 	kick    chan struct{}
 }
 
+// membersSyncTimeout bounds the wait for the first list of the pods and
+// namespaces; the sync is retried after it.
+const membersSyncTimeout = 30 * time.Second
+
 // members are the Pod and Namespace watches of a Controller.
 type members struct {
 	factory informers.SharedInformerFactory
@@ -98,10 +102,13 @@ func (c *Controller) startMembers(ctx context.Context) (*members, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &members{factory: f, cancel: cancel, pods: f.Core().V1().Pods().Lister(), nss: f.Core().V1().Namespaces().Lister()}
 	f.StartWithContext(ctx)
-	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+	// Bounded, so the loop goes on checking the jump while the API is away.
+	wait, done := context.WithTimeout(ctx, membersSyncTimeout)
+	defer done()
+	for typ, ok := range f.WaitForCacheSync(wait.Done()) {
 		if !ok {
 			m.stop()
-			return nil, fmt.Errorf("network policy: %v cache did not sync: %w", typ, ctx.Err())
+			return nil, fmt.Errorf("network policy: %v cache did not sync: %w", typ, wait.Err())
 		}
 	}
 	return m, nil
