@@ -3,10 +3,8 @@ package agent
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/orch/orch/internal/cachetrim"
 	"github.com/orch/orch/internal/handlermux"
 )
 
@@ -23,11 +21,12 @@ type sharedInformers struct {
 }
 
 func newSharedInformers(client kubernetes.Interface, nodeName string) sharedInformers {
-	own := func(o *metav1.ListOptions) { o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String() }
+	own := func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
+	}
 	return sharedInformers{
-		cluster: handlermux.NewShared(handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)),
-		node: handlermux.NewShared(handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option(),
-			informers.WithTweakListOptions(own)), "", own)),
+		cluster: handlermux.NewShared(handlermux.NewTrimmed(client, nil)),
+		node:    handlermux.NewShared(handlermux.NewTrimmed(client, own)),
 	}
 }
 

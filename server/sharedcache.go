@@ -24,7 +24,7 @@ import (
 type sharedCache struct{ *handlermux.Shared }
 
 func newSharedCache(client kubernetes.Interface) *sharedCache {
-	return &sharedCache{handlermux.NewShared(kit.NewFactory(client))}
+	return &sharedCache{handlermux.NewShared(handlermux.NewTrimmed(client, nil))}
 }
 
 // forControllers is the cache as the controllers' terms see it.

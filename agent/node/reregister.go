@@ -27,13 +27,15 @@ import (
 func KeepRegistered(ctx context.Context, log *zap.Logger, client kubernetes.Interface, nodes informers.SharedInformerFactory,
 	cfg Config, podCIDR string, health func(context.Context) Health) {
 	deleted := make(chan struct{}, 1)
-	var inf cache.SharedIndexInformer
-	if nodes != nil {
-		inf = nodes.Core().V1().Nodes().Informer()
-		defer nodes.Shutdown()
-	} else {
-		inf = cache.NewSharedIndexInformer(nodeListWatch(client, cfg.Name), &corev1.Node{}, 0, cache.Indexers{})
+	if nodes == nil {
+		nodes = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.Name).String()
+		}))
 	}
+	defer nodes.Shutdown()
+	ctx, cancel := context.WithCancel(ctx) // ends the informers before Shutdown waits for them
+	defer cancel()
+	inf := nodes.Core().V1().Nodes().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
 		select {
 		case deleted <- struct{}{}:
@@ -43,11 +45,7 @@ func KeepRegistered(ctx context.Context, log *zap.Logger, client kubernetes.Inte
 		log.Error("watching the node object", zap.Error(err))
 		return
 	}
-	if nodes != nil {
-		nodes.StartWithContext(ctx)
-	} else {
-		go inf.RunWithContext(ctx)
-	}
+	nodes.StartWithContext(ctx)
 	for {
 		select {
 		case <-ctx.Done():

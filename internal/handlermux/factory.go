@@ -31,7 +31,10 @@ import (
 	"k8s.io/client-go/informers/scheduling"
 	"k8s.io/client-go/informers/storage"
 	"k8s.io/client-go/informers/storagemigration"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orch/orch/internal/cachetrim"
 )
 
 // Factory is a shared informer factory whose informers are muxed. Every
@@ -50,6 +53,19 @@ type Factory struct {
 	// types and resources record what was asked for (Has).
 	types     map[reflect.Type]bool
 	resources map[schema.GroupVersionResource]bool
+}
+
+// NewTrimmed is a muxed factory over client as orch's controllers and
+// agent use them: no resync, managedFields dropped from what it caches
+// (as upstream's controller-manager does), every list and watch with
+// tweak (nil: none), handlers registered before an informer delivers
+// sharing one listener. The server's shared cache and the agent's are ones.
+func NewTrimmed(client kubernetes.Interface, tweak internalinterfaces.TweakListOptionsFunc) *Factory {
+	opts := []informers.SharedInformerOption{cachetrim.Option()}
+	if tweak != nil {
+		opts = append(opts, informers.WithTweakListOptions(tweak))
+	}
+	return Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, opts...), "", tweak)
 }
 
 // Wrap muxes the informers of f, which was made with namespace and tweak

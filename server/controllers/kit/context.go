@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/orch/orch/internal/cachetrim"
 	"github.com/orch/orch/internal/handlermux"
 )
 
@@ -101,16 +100,8 @@ func New(client kubernetes.Interface, log *zap.Logger, opts Options) *Context {
 		view := handlermux.NewView(opts.Cache.Factory, opts.Cache.Start)
 		return &Context{Client: client, Informers: view, mux: view.Factory, Logger: log, Options: opts}
 	}
-	mux := NewFactory(client)
+	mux := handlermux.NewTrimmed(client, nil)
 	return &Context{Client: client, Informers: mux, mux: mux, Logger: log, Options: opts}
-}
-
-// NewFactory is the controllers' kind of informer factory over client: no
-// resync, managedFields dropped from what it caches (as upstream's
-// controller-manager does), handlers registered before an informer
-// delivers sharing one listener. The server's shared cache is one.
-func NewFactory(client kubernetes.Interface) *handlermux.Factory {
-	return handlermux.Wrap(informers.NewSharedInformerFactoryWithOptions(client, 0, cachetrim.Option()), "", nil)
 }
 
 // Recorder returns an event recorder for component (the event's source).
