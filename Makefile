@@ -7,7 +7,7 @@ COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/orch/orch/internal/version
 LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).GitCommit=$(COMMIT) -X $(PKG).BuildDate=$(DATE) $(shell scripts/lib/kubectl-ldflags.sh)
-BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)'
+BUILD      = CGO_ENABLED=0 $(GO) build $(shell GO='$(GO)' scripts/lib/go-build-flags.sh) -ldflags '$(LDFLAGS)'
 OUT       ?= bin
 
 .PHONY: build test unit cross release bench kubectl helm charts cert-manager conformance reliability test-install clean

@@ -151,7 +151,8 @@ orch_bin() {
   if [[ ! -x "$work/bin/orch" ]]; then
     mkdir -p "$work/bin"
     log "building orch"
-    (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/orch" .)
+    # shellcheck disable=SC2046 # the flags are words
+    (cd "$root" && CGO_ENABLED=0 go build $("$root/scripts/lib/go-build-flags.sh") -o "$work/bin/orch" .)
   fi
   echo "$work/bin/orch"
 }

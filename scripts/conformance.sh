@@ -51,7 +51,8 @@ build() {
 	fi
 	ORCH=$OUT/orch # per run: runs from several checkouts may share $CACHE
 	COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD || echo "+changes")
-	(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$ORCH" .)
+	# shellcheck disable=SC2046 # the flags are words
+	(cd "$ROOT" && CGO_ENABLED=0 go build $("$ROOT/scripts/lib/go-build-flags.sh") -o "$ORCH" .)
 }
 
 ID=cf$(head -c2 /dev/urandom | od -An -tx1 | tr -d ' \n')

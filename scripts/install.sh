@@ -218,7 +218,8 @@ obtain_binary() {
 		cp "$ORCH_BINARY" "$TMP_DIR/orch"
 	elif [ -z "${ORCH_RELEASE_URL:-}" ] && [ -n "$src" ] && command -v go >/dev/null 2>&1; then
 		info "building orch from $src"
-		(cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TMP_DIR/orch" .) ||
+		# shellcheck disable=SC2046 # the flags are words
+		(cd "$src" && CGO_ENABLED=0 go build $(sh scripts/lib/go-build-flags.sh) -ldflags "-s -w" -o "$TMP_DIR/orch" .) ||
 			fatal "go build failed in $src"
 	else
 		download_release

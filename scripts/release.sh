@@ -91,11 +91,12 @@ asset_name() {
 
 # build_binary arch out: a static, stripped orch for linux/arch.
 build_binary() {
-	local arch=$1 out=$2 goarm=""
+	local arch=$1 out=$2 goarm="" flags
 	[ "$arch" = arm ] && goarm=7
+	flags=$(GO="$GO" scripts/lib/go-build-flags.sh)
 	log "building linux/$arch${goarm:+ GOARM=$goarm} -> $out"
-	CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOARM="$goarm" "$GO" build -trimpath -buildvcs=false \
-		-tags urfave_cli_no_docs \
+	# shellcheck disable=SC2086 # the flags are words
+	CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOARM="$goarm" "$GO" build -buildvcs=false $flags \
 		-ldflags "-s -w -X $PKG.Version=$VERSION -X $PKG.GitCommit=$COMMIT -X $PKG.BuildDate=$BUILD_DATE $KUBECTL_LDFLAGS" \
 		-o "$out" .
 }

@@ -19,7 +19,8 @@ export ORCH_CACHE_DIR="${ORCH_CACHE_DIR:-/var/cache/orch}"
 echo "== building orch and kubectl" >&2
 bin=$(mktemp -d /tmp/orch-test-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-CGO_ENABLED=0 go build -trimpath -o "$bin/orch" .
+# shellcheck disable=SC2046 # the flags are words
+CGO_ENABLED=0 go build $("$root/scripts/lib/go-build-flags.sh") -o "$bin/orch" .
 export ORCH_BINARY="$bin/orch"
 ORCH_KUBECTL=$("$root/scripts/build-kubectl.sh")
 export ORCH_KUBECTL

@@ -47,8 +47,13 @@ func TestCrossBuild(t *testing.T) {
 // build runs `go build` as scripts/release.sh does, for tg, into out.
 func build(t *testing.T, goTool, root string, tg target, out string) {
 	t.Helper()
-	cmd := exec.Command(goTool, "build", "-trimpath", "-buildvcs=false", "-tags", "urfave_cli_no_docs",
-		"-ldflags", "-s -w -X github.com/orch/orch/internal/version.Version=v0.0.0-crossbuild", "-o", out, ".")
+	flags, err := testutil.BuildFlags(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"build", "-buildvcs=false"}, flags...)
+	cmd := exec.Command(goTool, append(args,
+		"-ldflags", "-s -w -X github.com/orch/orch/internal/version.Version=v0.0.0-crossbuild", "-o", out, ".")...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+tg.goarch, "GOARM="+tg.goarm)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -69,6 +69,22 @@ func testEmbeddedKubectl(t *testing.T, s *testutil.Server) {
 	if err != nil || out != "default" {
 		t.Errorf("orch kubectl get namespace default -o jsonpath: out %q, err %v, stderr %s", out, err, stderr)
 	}
+	// Its text/template runs (orch's builds swap its method lookup, see
+	// scripts/lib/go-build-flags.sh): -o go-template, and explain's
+	// templates, which call GVR.String.
+	out, stderr, err = run(withKC, bin, "kubectl", "get", "namespace", "default",
+		"-o", `go-template={{.metadata.name}}/{{len .metadata.labels}}`)
+	if err != nil || out != "default/1" {
+		t.Errorf("orch kubectl get namespace default -o go-template: out %q, err %v, stderr %s", out, err, stderr)
+	}
+	out, stderr, err = run(withKC, bin, "kubectl", "explain", "configmap.data")
+	if err != nil || !strings.Contains(out, "KIND:       ConfigMap") || !strings.Contains(out, "FIELD: data") {
+		t.Errorf("orch kubectl explain configmap.data: out %q, err %v, stderr %s", out, err, stderr)
+	}
+	out, stderr, err = run(withKC, bin, "kubectl", "explain", "nosuchkind")
+	if err == nil || !strings.Contains(stderr, "nosuchkind") || strings.Contains(stderr, "can't evaluate") {
+		t.Errorf("orch kubectl explain nosuchkind: out %q, err %v, stderr %q; want an error naming the kind", out, err, stderr)
+	}
 	// kubectl's errors and exit status come through.
 	_, stderr, err = run(withKC, bin, "kubectl", "get", "nosuchkind")
 	var exit *exec.ExitError

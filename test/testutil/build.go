@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -70,7 +71,12 @@ func buildOrch() (string, error) {
 	}
 	build.dir = dir
 	out := filepath.Join(dir, "orch")
-	cmd := exec.Command("go", "build", "-buildvcs=false", "-o", out, ".")
+	flags, err := BuildFlags(root)
+	if err != nil {
+		return "", err
+	}
+	args := append([]string{"build", "-buildvcs=false"}, flags...)
+	cmd := exec.Command("go", append(args, "-o", out, ".")...)
 	cmd.Dir = root
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -78,4 +84,19 @@ func buildOrch() (string, error) {
 		return "", fmt.Errorf("go build in %s: %w\n%s", root, err, buf.String())
 	}
 	return out, nil
+}
+
+// BuildFlags returns the `go build` flags of every build of the orch binary
+// (scripts/lib/go-build-flags.sh: -trimpath, the build tags and the
+// text/template overlay), for the repository at root.
+func BuildFlags(root string) ([]string, error) {
+	cmd := exec.Command("sh", filepath.Join(root, "scripts", "lib", "go-build-flags.sh"))
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("scripts/lib/go-build-flags.sh: %w\n%s", err, stderr.String())
+	}
+	return strings.Fields(string(out)), nil
 }
