@@ -15,7 +15,6 @@ import (
 	"github.com/orch/orch/agent/cgroups"
 	"github.com/orch/orch/agent/kubeletapi"
 	"github.com/orch/orch/agent/qos"
-	"github.com/orch/orch/agent/runtime"
 )
 
 // nodeStats reads usage for the kubelet API's metrics endpoints from the
@@ -56,21 +55,12 @@ func (s *nodeStats) Node() (kubeletapi.Usage, time.Time, error) {
 	return kubeletapi.Usage{CPUNanos: cpu, MemoryUsage: used, MemoryWorkingSet: used}, s.start, nil
 }
 
-// Pods reads each running pod's cgroup and its running containers'.
-func (s *nodeStats) Pods(ctx context.Context) ([]kubeletapi.PodStats, error) {
-	// One list of every container (its task states from one call) rather
-	// than a list per pod with a round trip to the shim per container: the
-	// resource metrics are scraped every 15 s.
-	all, err := s.rt.ListContainers(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("containers: %w", err)
-	}
-	byPod := map[string][]runtime.ContainerStatus{}
-	for _, c := range all {
-		if c.State == runtime.StateRunning {
-			byPod[c.PodUID] = append(byPod[c.PodUID], c)
-		}
-	}
+// Pods reads each running pod's cgroup and its running containers'. The
+// containers are those the pod's status says run (the kubelet's own view,
+// written on every change), not a containerd list: the resource metrics
+// are scraped every 15 s, and listing every container record with its OCI
+// spec and every task cost more than reading the cgroups.
+func (s *nodeStats) Pods(context.Context) ([]kubeletapi.PodStats, error) {
 	var out []kubeletapi.PodStats
 	for _, p := range s.pods() {
 		if p.Status.Phase != corev1.PodRunning {
@@ -85,12 +75,16 @@ func (s *nodeStats) Pods(ctx context.Context) ([]kubeletapi.PodStats, error) {
 		if p.Status.StartTime != nil {
 			ps.Start = p.Status.StartTime.Time
 		}
-		for _, c := range byPod[string(p.UID)] {
-			cu, err := s.cg.Usage(cgroups.ContainerCgroupsPath(parent, c.ID))
+		for _, c := range p.Status.ContainerStatuses {
+			id, ok := strings.CutPrefix(c.ContainerID, "containerd://")
+			if !ok || c.State.Running == nil {
+				continue
+			}
+			cu, err := s.cg.Usage(cgroups.ContainerCgroupsPath(parent, id))
 			if err != nil {
 				continue
 			}
-			ps.Containers = append(ps.Containers, kubeletapi.ContainerStats{Name: c.Name, Start: c.StartedAt, Usage: usage(cu)})
+			ps.Containers = append(ps.Containers, kubeletapi.ContainerStats{Name: c.Name, Start: c.State.Running.StartedAt.Time, Usage: usage(cu)})
 		}
 		out = append(out, ps)
 	}
