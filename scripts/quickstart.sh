@@ -12,7 +12,8 @@ fi
 ./scripts/install-deps.sh >&2
 export PATH="$PATH:/usr/local/go/bin:/usr/lib/go/bin"
 echo "== building orch" >&2
-make build OUT=bin >&2 || CGO_ENABLED=0 go build -trimpath -o bin/orch .
+# shellcheck disable=SC2046 # the flags are words
+make build OUT=bin >&2 || CGO_ENABLED=0 go build $(scripts/lib/go-build-flags.sh) -o bin/orch .
 install -m 0755 bin/orch /usr/local/bin/orch
 echo "== starting orch server (kubeconfig: /etc/orch/orch.yaml)" >&2
 exec /usr/local/bin/orch server "$@"
