@@ -157,7 +157,10 @@ server_args() {
 		printf '%s\n' --write-kubeconfig "$DIR/kubeconfig.yaml" --write-kubeconfig-mode 0600
 		[ "${2:-}" != init ] || [ "$(servers)" = 1 ] || echo --cluster-init
 	else
-		printf '%s\n' --server "https://$(node_ip 1):6443" --token-file "$(srv_dir 1)/server/token"
+		# Each server writes an admin kubeconfig: into its own data dir,
+		# not the default /etc/orch/orch.yaml of the host.
+		printf '%s\n' --server "https://$(node_ip 1):6443" --token-file "$(srv_dir 1)/server/token" \
+			--write-kubeconfig "$(srv_dir "$i")/kubeconfig.yaml" --write-kubeconfig-mode 0600
 	fi
 	while IFS= read -r a; do [ -z "$a" ] || printf '%s\n' "$a"; done <"$DIR/server-args"
 }

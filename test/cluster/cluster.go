@@ -101,12 +101,17 @@ func Start(t testing.TB, o Options) *Cluster {
 		img := testimages.BuildBusybox(t, t.TempDir(), "docker.io/library/busybox:1.36", "docker.io/library/nginx:1.25")
 		args = append(args, "--image", img)
 	}
+	hostKC := statHostKubeconfig()
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.dumpLogs()
 		}
 		if err := c.Down(); err != nil {
 			t.Errorf("tearing the test cluster down: %v", err)
+		}
+		if now := statHostKubeconfig(); now != hostKC {
+			t.Errorf("the cluster wrote the host's %s (%s before, %s after): every server needs --write-kubeconfig",
+				hostKubeconfig, hostKC, now)
 		}
 	})
 	out, err := c.script(args...)
@@ -251,4 +256,16 @@ func (c *Cluster) ClientOf(i int) kubernetes.Interface {
 		c.t.Fatal(err)
 	}
 	return cs
+}
+
+// hostKubeconfig is where an `orch server` without --write-kubeconfig
+// writes its admin kubeconfig; no test cluster may touch it.
+const hostKubeconfig = "/etc/orch/orch.yaml"
+
+func statHostKubeconfig() string {
+	fi, err := os.Stat(hostKubeconfig)
+	if err != nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%d bytes, modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
 }
