@@ -113,7 +113,7 @@ func newController(client autoscalingclient.HorizontalPodAutoscalersGetter, hpas
 func newQueue(s Settings, clk clock.WithTicker, mp workqueue.MetricsProvider) kit.Queue {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](s.SyncPeriod, s.SyncPeriod),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk, MetricsProvider: mp})
+		kit.MetricsQueueConfig(name, mp, clk))
 }
 
 // Run runs the workers until ctx ends.

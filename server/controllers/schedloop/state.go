@@ -72,8 +72,7 @@ func (c *Controller) register(kc *kit.Context) (*run, error) {
 	f := kc.Informers
 	core, storage := f.Core().V1(), f.Storage().V1()
 	r := &run{c: c, sched: c.cfg.Scheduler,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllerName, MetricsProvider: kc.QueueMetrics()}),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter(), kc.QueueConfig(controllerName)),
 		recorder: kc.Recorder(SchedulerName),
 		assumed:  map[string]*corev1.Pod{}, unschedulable: map[string]hint{}, written: map[string]string{}, dirty: map[string]bool{},
 		nominated: map[string]string{},
