@@ -13,7 +13,7 @@
 # becomes a lookup among the names in overlay/template-methods.txt. That
 # one call made the Go linker keep every exported method of every type
 # that may sit in an interface (the whole binary: 107.6 MB instead of
-# 84.4). The overlay files are written once per Go version and list under
+# 84.5). The overlay files are written once per Go version and list under
 # $(go env GOCACHE)/orch-overlay.
 #
 # When this Go's text/template does not have the call in the expected form,

@@ -47,11 +47,10 @@ func TestCrossBuild(t *testing.T) {
 // build runs `go build` as scripts/release.sh does, for tg, into out.
 func build(t *testing.T, goTool, root string, tg target, out string) {
 	t.Helper()
-	flags, err := testutil.BuildFlags(root)
+	args, err := testutil.BuildArgs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"build", "-buildvcs=false"}, flags...)
 	cmd := exec.Command(goTool, append(args,
 		"-ldflags", "-s -w -X github.com/orch/orch/internal/version.Version=v0.0.0-crossbuild", "-o", out, ".")...)
 	cmd.Dir = root

@@ -17,11 +17,10 @@ import (
 // of calls from the program's entry that reaches it.
 func TestNoDynamicMethodLookup(t *testing.T) {
 	root, goTool := setup(t)
-	flags, err := testutil.BuildFlags(root)
+	args, err := testutil.BuildArgs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"build", "-buildvcs=false"}, flags...)
 	args = append(args, "-ldflags=-s -w -dumpdep", "-o", filepath.Join(t.TempDir(), "orch"), ".")
 	cmd := exec.Command(goTool, args...)
 	cmd.Dir = root

@@ -71,11 +71,10 @@ func buildOrch() (string, error) {
 	}
 	build.dir = dir
 	out := filepath.Join(dir, "orch")
-	flags, err := BuildFlags(root)
+	args, err := BuildArgs(root)
 	if err != nil {
 		return "", err
 	}
-	args := append([]string{"build", "-buildvcs=false"}, flags...)
 	cmd := exec.Command("go", append(args, "-o", out, ".")...)
 	cmd.Dir = root
 	var buf bytes.Buffer
@@ -86,10 +85,11 @@ func buildOrch() (string, error) {
 	return out, nil
 }
 
-// BuildFlags returns the `go build` flags of every build of the orch binary
-// (scripts/lib/go-build-flags.sh: -trimpath, the build tags and the
-// text/template overlay), for the repository at root.
-func BuildFlags(root string) ([]string, error) {
+// BuildArgs returns the go command's arguments of every build of the orch
+// binary, for the repository at root: `build -buildvcs=false` and the flags
+// of scripts/lib/go-build-flags.sh (-trimpath, the build tags and the
+// text/template overlay). Callers add -ldflags, -o and the package.
+func BuildArgs(root string) ([]string, error) {
 	cmd := exec.Command("sh", filepath.Join(root, "scripts", "lib", "go-build-flags.sh"))
 	cmd.Dir = root
 	var stderr bytes.Buffer
@@ -98,5 +98,5 @@ func BuildFlags(root string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scripts/lib/go-build-flags.sh: %w\n%s", err, stderr.String())
 	}
-	return strings.Fields(string(out)), nil
+	return append([]string{"build", "-buildvcs=false"}, strings.Fields(string(out))...), nil
 }
