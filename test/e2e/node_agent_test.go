@@ -197,20 +197,29 @@ func nodeHostPort(t *testing.T, e *agentEnv, hp *nodeHP) {
 			return body == "hostport", err
 		})
 	}
-	rules := nodeNATRules(t)
+	rules := nodeNATRules(t, e.chainPfx)
 	if !strings.Contains(rules, fmt.Sprintf(`"default/hostport hostPort %d/tcp"`, hp.port)) ||
 		!strings.Contains(rules, "-A PREROUTING -m addrtype --dst-type LOCAL") || !strings.Contains(rules, e.chainPfx+"HOSTPORTS") {
 		t.Errorf("host-port rules missing or unnamed:\n%s", rules)
 	}
 }
 
-func nodeNATRules(t *testing.T) string {
+// nodeNATRules returns the nat table's lines that name this instance's
+// chains: other orch instances (tests in other packages run at the same
+// time) may have pods of the same name.
+func nodeNATRules(t *testing.T, chainPfx string) string {
 	cmd := network.DetectIPTables(zap.NewNop()) + "-save" // iptables-save, iptables-nft-save or iptables-legacy-save
 	out, err := exec.Command(cmd, "-t", "nat").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, out)
 	}
-	return string(out)
+	var own []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, chainPfx) {
+			own = append(own, l)
+		}
+	}
+	return strings.Join(own, "\n")
 }
 
 func nodeReadyCond(cs kubernetes.Interface, name string) (corev1.NodeCondition, error) {
@@ -448,7 +457,7 @@ func nodeHostPortRemoved(t *testing.T, e *agentEnv, cs kubernetes.Interface) {
 	var rules string
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		rules = nodeNATRules(t)
+		rules = nodeNATRules(t, e.chainPfx)
 		if !strings.Contains(rules, "default/hostport") && !strings.Contains(rules, e.chainPfx+"HP-") && !strings.Contains(rules, e.chainPfx+"HM-") {
 			return
 		}
