@@ -3,10 +3,12 @@ package ingress
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -71,13 +73,15 @@ func rewrite(pr *httputil.ProxyRequest) {
 
 // retrying sends a request without a body to another endpoint of its
 // backend when the chosen one refuses the connection (a pod that has just
-// stopped while its EndpointSlice still lists it).
+// stopped while its EndpointSlice still lists it) or, for an idempotent
+// method, resets or closes it before answering (a pod stopping while the
+// request was in flight), as nginx's proxy_next_upstream does by default.
 type retrying struct{ base http.RoundTripper }
 
 func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	b, _ := req.Context().Value(backendKey{}).(*Backend)
-	if err == nil || b == nil || !dialFailed(err) || (req.Body != nil && req.Body != http.NoBody) {
+	if err == nil || b == nil || !retriable(req, err) {
 		return resp, err
 	}
 	tried := map[string]bool{req.URL.Host: true}
@@ -88,17 +92,35 @@ func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 		tried[addr] = true
 		again := req.Clone(req.Context())
 		again.URL.Host = addr
-		if resp, err = t.base.RoundTrip(again); err == nil || !dialFailed(err) {
+		if resp, err = t.base.RoundTrip(again); err == nil || !retriable(again, err) {
 			return resp, err
 		}
 	}
 	return resp, err
 }
 
-// dialFailed: nothing reached the endpoint, so the request may be resent.
-func dialFailed(err error) bool {
+// retriable: the request has no body and either nothing reached the
+// endpoint or the method is idempotent and the endpoint dropped the
+// connection before any response header.
+func retriable(req *http.Request, err error) bool {
+	if req.Body != nil && req.Body != http.NoBody || req.Context().Err() != nil {
+		return false
+	}
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return idempotent(req.Method) &&
+		(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF))
+}
+
+// idempotent methods (RFC 9110 9.2.2).
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // bufferPool reuses the proxy's copy buffers (without one, ReverseProxy
