@@ -2,18 +2,24 @@ package kubelet
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	listersv1 "k8s.io/client-go/listers/core/v1"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -101,10 +107,43 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.client.PrependReactor("*", "*", k8stesting.ObjectReaction(&rvTracker{ObjectTracker: h.client.Tracker()}))
 	k.lister = listersv1.NewPodLister(h.indexer)
 	t.Cleanup(k.queue.ShutDown)
 	h.k = k
 	return h
+}
+
+// rvTracker gives every stored version of an object a new
+// resourceVersion, as the API server does (the fake's tracker counts
+// versions but leaves metadata.resourceVersion empty).
+type rvTracker struct {
+	k8stesting.ObjectTracker
+	rv atomic.Int64
+}
+
+func (r *rvTracker) stamp(obj kruntime.Object) kruntime.Object {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(strconv.FormatInt(r.rv.Add(1), 10))
+	}
+	return obj
+}
+
+func (r *rvTracker) Add(obj kruntime.Object) error {
+	return r.ObjectTracker.Add(r.stamp(obj.DeepCopyObject()))
+}
+
+func (r *rvTracker) Create(gvr schema.GroupVersionResource, obj kruntime.Object, ns string, opts ...metav1.CreateOptions) error {
+	return r.ObjectTracker.Create(gvr, r.stamp(obj.DeepCopyObject()), ns, opts...)
+}
+
+func (r *rvTracker) Update(gvr schema.GroupVersionResource, obj kruntime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	return r.ObjectTracker.Update(gvr, r.stamp(obj.DeepCopyObject()), ns, opts...)
+}
+
+// Patch stamps obj itself: the reaction returns it.
+func (r *rvTracker) Patch(gvr schema.GroupVersionResource, obj kruntime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return r.ObjectTracker.Patch(gvr, r.stamp(obj), ns, opts...)
 }
 
 func testPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
@@ -123,6 +162,15 @@ func (h *harness) add(p *corev1.Pod) {
 	h.t.Helper()
 	if _, err := h.client.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+// syncStale syncs the pod once with the lister's copy as it is: an
+// informer that has not yet seen the agent's last writes.
+func (h *harness) syncStale(name string) {
+	h.t.Helper()
+	if _, err := h.k.syncKey(context.Background(), "default/"+name); err != nil {
+		h.t.Fatalf("sync %s: %v", name, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,37 @@ type podState struct {
 	// resize holds the PodResizePending or PodResizeInProgress condition
 	// of a resize not yet done.
 	resize []corev1.PodCondition
+	// written is the pod status the last status patch returned, at
+	// resourceVersion writtenRV: the informer's copy may lag behind it.
+	written   *corev1.PodStatus
+	writtenRV uint64
+}
+
+// freshen gives pod the status this agent last wrote when the informer's
+// copy is older than that write. A status patch computed from a stale
+// base omits the fields that base already had at their new value (a
+// Ready condition back to False after it was written True), so they
+// would keep the value of the write in between; upstream's status manager
+// reads the pod from the API server before every patch for this reason.
+func (st *podState) freshen(pod *corev1.Pod) {
+	if st.written == nil {
+		return
+	}
+	if rv, err := strconv.ParseUint(pod.ResourceVersion, 10, 64); err == nil && rv >= st.writtenRV {
+		st.written = nil // the informer has caught up: its copy is the truth
+		return
+	}
+	pod.Status = *st.written.DeepCopy()
+}
+
+// wrote records the status a patch returned.
+func (st *podState) wrote(pod *corev1.Pod) {
+	rv, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+	if err != nil {
+		st.written = nil
+		return
+	}
+	st.written, st.writtenRV = pod.Status.DeepCopy(), rv
 }
 
 // pullState is the back-off of a failing image pull.

@@ -50,6 +50,7 @@ func (k *Kubelet) syncKey(ctx context.Context, key string) (time.Duration, error
 	}
 	pod = pod.DeepCopy()
 	st := k.state(pod)
+	st.freshen(pod)
 	if pod.DeletionTimestamp != nil {
 		return 0, k.terminate(ctx, pod, st)
 	}
@@ -146,15 +147,16 @@ func (k *Kubelet) report(ctx context.Context, pod *corev1.Pod, st *podState, wai
 	status := computeStatus(&statusInput{pod: pod, views: views, waiting: waits, images: st.images,
 		messages: k.terminationMessages(pod, st, views), probes: k.cfg.Probes, allocated: st.allocated, resize: st.resize,
 		podIP: st.podIP, hostIP: k.cfg.HostIP, netDone: netDone, now: k.cfg.Now(), deleted: pod.DeletionTimestamp != nil})
-	return k.writeStatus(ctx, pod, status)
+	return k.writeStatus(ctx, pod, st, status)
 }
 
-// writeStatus patches the pod's status from what the cache holds to
-// status, as kubelet's status manager does: a strategic merge patch of
-// the status subresource with the pod's UID as precondition and no
-// resourceVersion, so a cache a write behind does not turn every status
-// change of a starting pod into a conflict and a retry after backoff.
-func (k *Kubelet) writeStatus(ctx context.Context, pod *corev1.Pod, status corev1.PodStatus) error {
+// writeStatus patches the pod's status from what the cache holds (or this
+// agent's last write, when newer: see podState.freshen) to status, as
+// kubelet's status manager does: a strategic merge patch of the status
+// subresource with the pod's UID as precondition and no resourceVersion,
+// so a cache a write behind does not turn every status change of a
+// starting pod into a conflict and a retry after backoff.
+func (k *Kubelet) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, status corev1.PodStatus) error {
 	if equality.Semantic.DeepEqual(pod.Status, status) {
 		return nil
 	}
@@ -162,10 +164,13 @@ func (k *Kubelet) writeStatus(ctx context.Context, pod *corev1.Pod, status corev
 	if err != nil {
 		return fmt.Errorf("status patch of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	if _, err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
-		metav1.PatchOptions{}, "status"); err != nil {
+	got, err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "status")
+	if err != nil {
+		st.written = nil // unknown what landed: go back to the informer's copy
 		return fmt.Errorf("updating status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	st.wrote(got)
 	pod.Status = status
 	return nil
 }
@@ -199,7 +204,7 @@ func (k *Kubelet) failPod(ctx context.Context, pod *corev1.Pod, st *podState, re
 			status.Conditions[i].Status, status.Conditions[i].Reason = corev1.ConditionFalse, "PodFailed"
 		}
 	}
-	return k.writeStatus(ctx, pod, status)
+	return k.writeStatus(ctx, pod, st, status)
 }
 
 // deadline reports the time left of activeDeadlineSeconds, or that it passed.

@@ -333,3 +333,34 @@ func TestSidecarStopsLast(t *testing.T) {
 		t.Fatalf("stop order %v, want the sidecar last", stops)
 	}
 }
+
+// TestStatusFromStaleInformer: the informer still holds the pod from
+// before the agent wrote Ready=True when the container exits; the next
+// write must still turn Ready to False (a patch from the stale copy,
+// where Ready was already False, left it True).
+func TestStatusFromStaleInformer(t *testing.T) {
+	h := newHarness(t)
+	h.img.fail["late:1"] = true
+	h.add(testPod("stale", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.Containers[0].Image = "late:1"
+	}))
+	h.sync("stale")
+	if p := h.pod("stale"); condition(p, corev1.PodReady) != corev1.ConditionFalse {
+		t.Fatalf("Ready %s while the image is missing", condition(p, corev1.PodReady))
+	}
+	delete(h.img.fail, "late:1")
+	h.offset += 10 * time.Second
+	h.sync("stale") // the lister holds the Ready=False version from here on
+	if p := h.pod("stale"); condition(p, corev1.PodReady) != corev1.ConditionTrue {
+		t.Fatalf("Ready %s with the container running", condition(p, corev1.PodReady))
+	}
+	h.exit("stale", "app", 0, 0, false)
+	h.syncStale("stale")
+	p := h.pod("stale")
+	if p.Status.Phase != corev1.PodSucceeded || condition(p, corev1.PodReady) != corev1.ConditionFalse ||
+		condition(p, corev1.ContainersReady) != corev1.ConditionFalse {
+		t.Fatalf("phase %s Ready %s ContainersReady %s, want Succeeded False False", p.Status.Phase,
+			condition(p, corev1.PodReady), condition(p, corev1.ContainersReady))
+	}
+}
