@@ -88,8 +88,7 @@ func New(kc *kit.Context, s Settings) (*Controller, error) {
 	}
 	hpas, pods := kc.Informers.Autoscaling().V2().HorizontalPodAutoscalers(), kc.Informers.Core().V1().Pods()
 	c := newController(kc.Client.AutoscalingV2(), hpas.Lister(), pods.Lister(), scales, &restMetrics{client: mc},
-		kc.Recorder(name), clk, s, kc.Logger.Named("hpa"))
-	c.queue = newQueue(c.settings, clk, kc.QueueMetrics()) // with the server's workqueue_* metrics
+		kc.Recorder(name), clk, kc.QueueMetrics(), s, kc.Logger.Named("hpa"))
 	c.synced = []cache.InformerSynced{hpas.Informer().HasSynced, pods.Informer().HasSynced}
 	if _, err := hpas.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue, UpdateFunc: c.update, DeleteFunc: c.deleted,
@@ -99,11 +98,13 @@ func New(kc *kit.Context, s Settings) (*Controller, error) {
 	return c, nil
 }
 
-// newController wires a controller from its parts (tests use twins).
+// newController wires a controller from its parts (tests use twins); mp
+// (nil: none) gets the queue's workqueue_* metrics.
 func newController(client autoscalingclient.HorizontalPodAutoscalersGetter, hpas autoscalinglisters.HorizontalPodAutoscalerLister,
-	pods corelisters.PodLister, scales scaler, metrics metricsSource, rec record.EventRecorder, clk clock.WithTicker, s Settings, log *zap.Logger) *Controller {
+	pods corelisters.PodLister, scales scaler, metrics metricsSource, rec record.EventRecorder, clk clock.WithTicker,
+	mp workqueue.MetricsProvider, s Settings, log *zap.Logger) *Controller {
 	s = s.withDefaults()
-	return &Controller{hpaClient: client, hpas: hpas, pods: pods, queue: newQueue(s, clk, nil), scales: scales, metrics: metrics, recorder: rec,
+	return &Controller{hpaClient: client, hpas: hpas, pods: pods, queue: newQueue(s, clk, mp), scales: scales, metrics: metrics, recorder: rec,
 		clock: clk, settings: s, log: log, histories: map[string]*history{}, selectors: map[string]labels.Selector{}}
 }
 

@@ -80,7 +80,7 @@ func newHarness(t *testing.T) *harness {
 		recorder: record.NewFakeRecorder(100), clock: clocktesting.NewFakeClock(time.Now()),
 		hpas: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}), pods: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})}
 	h.c = newController(h.client.AutoscalingV2(), autoscalinglisters.NewHorizontalPodAutoscalerLister(h.hpas),
-		corelisters.NewPodLister(h.pods), h.scales, h.metrics, h.recorder, h.clock, Settings{}, zaptest.NewLogger(t))
+		corelisters.NewPodLister(h.pods), h.scales, h.metrics, h.recorder, h.clock, nil, Settings{}, zaptest.NewLogger(t))
 	t.Cleanup(h.c.queue.ShutDown)
 	return h
 }
