@@ -25,12 +25,13 @@ func withMemtune(ctx context.Context, cmd *ucli.Command) *ucli.Command {
 	return cmd
 }
 
-// memtuneOptions: the agent's GC percent for `orch agent` and for an `orch
-// server` that runs its own agent (the single board of a one-node
-// cluster); a server without one keeps Go's default, for API throughput.
+// memtuneOptions: the agent's GC percents (busy and idle) for `orch agent`
+// and for an `orch server` that runs its own agent (the single board of a
+// one-node cluster); a server without one keeps Go's default, for API
+// throughput.
 func memtuneOptions(command string, agentDisabled bool) memtune.Options {
 	if command == "agent" || command == "server" && !agentDisabled {
-		return memtune.Options{GCPercent: memtune.AgentGCPercent}
+		return memtune.Options{GCPercent: memtune.AgentGCPercent, IdleGCPercent: memtune.IdleGCPercent}
 	}
 	return memtune.Options{}
 }

@@ -10,14 +10,16 @@ func TestMemtuneOptionsGCPercent(t *testing.T) {
 	for _, tc := range []struct {
 		command       string
 		agentDisabled bool
-		want          int
+		want, idle    int
 	}{
-		{"agent", false, memtune.AgentGCPercent},
-		{"server", false, memtune.AgentGCPercent}, // runs its own agent
-		{"server", true, 0},                       // API only: Go's default
+		{"agent", false, memtune.AgentGCPercent, memtune.IdleGCPercent},
+		{"server", false, memtune.AgentGCPercent, memtune.IdleGCPercent}, // runs its own agent
+		{"server", true, 0, 0}, // API only: Go's default
 	} {
-		if got := memtuneOptions(tc.command, tc.agentDisabled).GCPercent; got != tc.want {
-			t.Errorf("%s (agent disabled %v): GC percent %d, want %d", tc.command, tc.agentDisabled, got, tc.want)
+		o := memtuneOptions(tc.command, tc.agentDisabled)
+		if o.GCPercent != tc.want || o.IdleGCPercent != tc.idle {
+			t.Errorf("%s (agent disabled %v): GC percent %d idle %d, want %d and %d", tc.command, tc.agentDisabled,
+				o.GCPercent, o.IdleGCPercent, tc.want, tc.idle)
 		}
 	}
 }

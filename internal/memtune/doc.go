@@ -3,7 +3,10 @@
 // Two things, both called once from the command line (internal/cli):
 //
 //   - Runtime defaults: a lower GC percent for the agent and for a server
-//     that runs its own agent (AgentGCPercent), unless the operator set
+//     that runs its own agent (AgentGCPercent), lower still while the
+//     process is idle (IdleGCPercent: after each collection, a finalizer
+//     picks the percent from the time since the previous one, so a burst
+//     of pods is collected at AgentGCPercent), unless the operator set
 //     GOGC in the environment, which always wins.
 //   - Settle, once start-up is over: a full GC that returns free heap pages to
 //     the kernel (debug.FreeOSMemory), and MADV_PAGEOUT of the binary's

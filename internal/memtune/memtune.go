@@ -20,11 +20,15 @@ const DefaultSettleAfter = 30 * time.Second
 // saves ~2 MiB in an agent and several in a server with its agent.
 const AgentGCPercent = 50
 
-// Options say what to tune. GCPercent 0 keeps Go's default (100); GOGC in the
-// environment always wins. Getenv is os.Getenv unless a test passes its own.
+// Options say what to tune. GCPercent 0 keeps Go's default (100); with
+// IdleGCPercent too, the percent drops to IdleGCPercent while collections
+// are far apart and goes back to GCPercent when they come close together
+// (see gcTuner). GOGC in the environment always wins. Getenv is os.Getenv
+// unless a test passes its own.
 type Options struct {
-	GCPercent int
-	Getenv    func(string) string
+	GCPercent     int
+	IdleGCPercent int
+	Getenv        func(string) string
 }
 
 func (o Options) env(k string) string {
@@ -71,6 +75,9 @@ func Start(ctx context.Context, log *zap.Logger, o Options) {
 	}
 	if o.GCPercent > 0 && o.env("GOGC") == "" {
 		debug.SetGCPercent(o.GCPercent)
+		if o.IdleGCPercent > 0 {
+			tuneGC(ctx, o.GCPercent, o.IdleGCPercent)
+		}
 	}
 	after := o.SettleAfter(log)
 	go func() {
