@@ -17,19 +17,24 @@ import (
 const IdleGCPercent = 25
 
 const (
-	// busyGap: collections closer than this mean the process is
-	// allocating fast (a burst of pods, a rollout): the busy percent.
+	// busyGap: collections closer than this, twice in a row, mean the
+	// process is allocating fast (a burst of pods, a rollout): the busy
+	// percent. One close pair is not enough: an idle node collects every
+	// 10-40 s, and now and then twice within a second (the runtime's
+	// forced collection every two minutes next to a regular one).
 	busyGap = time.Second
+	busyRun = 2
 	// idleGap: collections at least this far apart mean it is idle.
 	idleGap = 4 * time.Second
 )
 
 // gcTuner picks the GC percent after each collection from the time since
-// the one before (between the two gaps it keeps what it has).
+// the ones before (between the two gaps it keeps what it has).
 type gcTuner struct {
 	busy, idle int
 	cur        int
 	last       time.Time
+	short      int // consecutive gaps under busyGap
 	now        func() time.Time
 	set        func(int) int
 }
@@ -43,9 +48,14 @@ func (t *gcTuner) collected() {
 	now := t.now()
 	gap := now.Sub(t.last)
 	t.last = now
+	if gap < busyGap {
+		t.short++
+	} else {
+		t.short = 0
+	}
 	want := t.cur
 	switch {
-	case gap < busyGap:
+	case t.short >= busyRun:
 		want = t.busy
 	case gap >= idleGap:
 		want = t.idle

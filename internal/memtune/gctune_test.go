@@ -25,8 +25,12 @@ func TestGCTunerFollowsTheGaps(t *testing.T) {
 	step(200*time.Millisecond, 50) // start-up: busy
 	step(10*time.Second, 25)       // idle
 	step(5*time.Second, 25)
-	step(2*time.Second, 25) // between the gaps: kept
-	step(300*time.Millisecond, 50)
+	step(2*time.Second, 25)        // between the gaps: kept
+	step(300*time.Millisecond, 25) // one close pair: still idle
+	step(30*time.Second, 25)
+	step(300*time.Millisecond, 25)
+	step(200*time.Millisecond, 50) // two in a row: busy
+	step(100*time.Millisecond, 50)
 	step(2*time.Second, 50) // kept
 	step(4*time.Second, 25)
 	if want := []int{25, 50, 25}; len(set) != len(want) || set[0] != 25 || set[1] != 50 || set[2] != 25 {
