@@ -36,15 +36,10 @@ func resetter(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// refused is a loopback address nothing listens on.
 func refused(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 }
 
 func TestRetryingOtherEndpoint(t *testing.T) {

@@ -74,9 +74,10 @@ func Start(ctx context.Context, log *zap.Logger, o Options) {
 		return
 	}
 	if o.GCPercent > 0 && o.env("GOGC") == "" {
-		debug.SetGCPercent(o.GCPercent)
 		if o.IdleGCPercent > 0 {
-			tuneGC(ctx, o.GCPercent, o.IdleGCPercent)
+			tuneGC(ctx, o.GCPercent, o.IdleGCPercent) // starts at GCPercent
+		} else {
+			debug.SetGCPercent(o.GCPercent)
 		}
 	}
 	after := o.SettleAfter(log)
